@@ -1,0 +1,1 @@
+//! termpilot-control (under construction).

@@ -1,0 +1,1 @@
+//! termpilot-journal (under construction).

@@ -1,0 +1,1 @@
+//! termpilot-keys (under construction).

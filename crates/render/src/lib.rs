@@ -1,0 +1,1 @@
+//! termpilot-render (under construction).
