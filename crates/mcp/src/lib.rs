@@ -1,0 +1,1 @@
+//! termpilot-mcp (under construction).

@@ -1,0 +1,1 @@
+//! termpilot-tmux (under construction).
