@@ -1,1 +1,45 @@
-//! termpilot-mcp (under construction).
+//! The MCP surface of termpilot: tool definitions, argument validation and
+//! dispatch to the tmux engine.
+//!
+//! Layout:
+//! - [`toolset`]: groups of tools an operator enables.
+//! - `catalog`: every tool's name, description, annotations and schemas.
+//! - [`params`] and [`results`]: argument and result types (their doc
+//!   comments become the published schemas).
+//! - `validate`: arguments checked against the published schemas.
+//! - `handlers`: one function per tool.
+//! - [`server`]: the rmcp `ServerHandler` and stdio serving.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use termpilot_mcp::{ServerOptions, TermpilotServer};
+//! use termpilot_tmux::{Engine, EngineConfig};
+//! let engine = Engine::connect(EngineConfig::default()).await?;
+//! let server = TermpilotServer::new(engine, ServerOptions::default());
+//! termpilot_mcp::serve_stdio(server).await?;
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod budget;
+mod catalog;
+mod handlers;
+pub mod params;
+pub mod results;
+pub mod server;
+pub mod toolset;
+mod validate;
+
+pub use server::{ServerOptions, TermpilotServer};
+pub use toolset::{Toolset, Toolsets, UnknownToolset};
+
+/// Serves MCP over stdin/stdout until the client closes the connection.
+pub async fn serve_stdio(server: TermpilotServer) -> Result<(), std::io::Error> {
+    use rmcp::ServiceExt;
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(std::io::Error::other)?;
+    running.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}

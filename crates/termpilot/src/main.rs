@@ -1,1 +1,131 @@
-fn main() {}
+//! The `termpilot` command: an MCP server that gives AI agents real
+//! terminals in tmux.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use termpilot_mcp::{ServerOptions, TermpilotServer, Toolsets};
+use termpilot_tmux::{Engine, EngineConfig, Socket};
+
+/// Real terminals for AI agents: an MCP server over tmux.
+///
+/// `termpilot serve` speaks the Model Context Protocol on stdin/stdout. Agents
+/// create panes, type into them and read what programs print. By default it
+/// uses its own tmux server (socket name "termpilot"), started on demand, so
+/// your own tmux sessions stay private.
+#[derive(Debug, Parser)]
+#[command(name = "termpilot", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Commands,
+}
+
+#[derive(Debug, Subcommand)]
+enum Commands {
+    /// Serve MCP over stdio (register this command with your MCP client).
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    server: ServerSelection,
+
+    /// Toolsets to publish, comma-separated: read-only, input, lifecycle,
+    /// destructive, or all. The destructive set (kill_*) is off by default.
+    #[arg(long, env = "TERMPILOT_TOOLSETS", default_value = "read-only,input,lifecycle")]
+    toolsets: String,
+
+    /// Token budget of tools that return terminal text, when the caller gives none.
+    #[arg(long, env = "TERMPILOT_DEFAULT_MAX_TOKENS", default_value_t = 2_000)]
+    default_max_tokens: u32,
+
+    /// The most tokens any call may ask for.
+    #[arg(long, env = "TERMPILOT_MAX_TOKENS", default_value_t = 20_000)]
+    max_tokens: u32,
+
+    /// Log filter for stderr, e.g. "info" or "termpilot_tmux=debug".
+    #[arg(long, env = "TERMPILOT_LOG", default_value = "warn")]
+    log: String,
+}
+
+/// Which tmux server to drive.
+#[derive(Debug, Args)]
+struct ServerSelection {
+    /// tmux socket name (like `tmux -L`). Default: "termpilot", a server of
+    /// termpilot's own, started when not running.
+    #[arg(short = 'L', long = "socket-name", env = "TERMPILOT_SOCKET_NAME", conflicts_with = "socket_path")]
+    socket_name: Option<String>,
+
+    /// tmux socket path (like `tmux -S`), e.g. to drive your own server.
+    #[arg(short = 'S', long = "socket-path", env = "TERMPILOT_SOCKET_PATH")]
+    socket_path: Option<PathBuf>,
+
+    /// The tmux program.
+    #[arg(long, env = "TERMPILOT_TMUX", default_value = "tmux")]
+    tmux: PathBuf,
+
+    /// Configuration file for a tmux server termpilot starts (default: none,
+    /// /dev/null, so behaviour does not depend on ~/.tmux.conf). A server that
+    /// is already running keeps its configuration.
+    #[arg(long, env = "TERMPILOT_TMUX_CONFIG")]
+    tmux_config: Option<PathBuf>,
+}
+
+impl ServerSelection {
+    fn engine_config(&self) -> EngineConfig {
+        let socket = match (&self.socket_name, &self.socket_path) {
+            (_, Some(path)) => Socket::Path(path.clone()),
+            (Some(name), None) => Socket::Name(name.clone()),
+            (None, None) => Socket::default(),
+        };
+        EngineConfig {
+            tmux: self.tmux.clone(),
+            socket,
+            server_config: self.tmux_config.clone(),
+            ..EngineConfig::default()
+        }
+    }
+}
+
+fn init_logging(filter: &str) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .with_context(|| format!("invalid log filter {filter:?}"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    Ok(())
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging(&args.log)?;
+    let toolsets = Toolsets::parse(&args.toolsets)?;
+    let config = args.server.engine_config();
+    let socket = config.socket.clone();
+    let engine = Engine::connect(config)
+        .await
+        .with_context(|| format!("cannot start the tmux connection ({socket})"))?;
+    tracing::info!(%socket, %toolsets, "serving MCP on stdio");
+    let options = ServerOptions {
+        toolsets,
+        default_max_tokens: args.default_max_tokens.min(args.max_tokens),
+        max_tokens_ceiling: args.max_tokens,
+    };
+    termpilot_mcp::serve_stdio(TermpilotServer::new(engine, options)).await?;
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match cli.command {
+        Commands::Serve(args) => runtime.block_on(serve(args)),
+    }
+}

@@ -1,1 +1,44 @@
-//! termpilot-tmux (under construction).
+//! The async tmux engine of termpilot.
+//!
+//! It keeps one persistent control-mode connection (`tmux -C`) per tracked
+//! session, because tmux sends a pane's output only to clients attached to
+//! the pane's session. Commands are pipelined on those connections and their
+//! replies matched first in, first out; `%output` is decoded into a journal
+//! per pane, so a caller can ask for everything a pane printed after a
+//! cursor.
+//!
+//! Layout:
+//! - [`config`]: which server to talk to.
+//! - `client`: one control client and the task that owns its pipes.
+//! - `engine`: tracking sessions, routing commands, reconnecting.
+//! - `panes`: the pane journals and which client owns each pane's output.
+//! - `ops`: the typed operations the MCP tools call.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), termpilot_tmux::Error> {
+//! use termpilot_tmux::{Engine, EngineConfig, Input, NewSession};
+//! let engine = Engine::connect(EngineConfig::default()).await?;
+//! let created = engine.create_session(&NewSession::default()).await?;
+//! let input = Input { text: Some("echo hello".into()), enter: true, ..Input::default() };
+//! let cursor = engine.send_input(created.pane, &input).await?;
+//! # let _ = cursor; Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod client;
+pub mod config;
+mod engine;
+mod error;
+mod format;
+mod ops;
+mod panes;
+
+pub use client::Answer;
+pub use config::{EngineConfig, Socket};
+pub use engine::Engine;
+pub use error::{Error, Result};
+pub use ops::{
+    Capture, Created, Input, Killed, NewSession, NewWindow, PaneInfo, PaneScope, Scrollback,
+    SessionInfo, Split, SplitDirection,
+};
+pub use termpilot_control::{PaneId, SessionId, WindowId};

@@ -1,0 +1,276 @@
+//! One handler per tool: arguments in, engine call, result out.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use termpilot_tmux::{
+    Input, NewSession, NewWindow, PaneId, PaneScope, Scrollback, Split, SplitDirection,
+};
+
+use crate::params::*;
+use crate::results::*;
+use crate::server::{Done, TermpilotServer};
+use crate::validate::parse;
+
+type Outcome = Result<Done, String>;
+
+/// Runs the named tool with already schema-checked arguments.
+pub(crate) async fn dispatch(server: &TermpilotServer, name: &str, arguments: Value) -> Outcome {
+    match name {
+        "list_sessions" => list_sessions(server).await,
+        "list_panes" => list_panes(server, parse(name, arguments)?).await,
+        "capture_pane" => capture_pane(server, parse(name, arguments)?).await,
+        "send_keys" => send_keys(server, parse(name, arguments)?).await,
+        "paste_text" => paste_text(server, parse(name, arguments)?).await,
+        "create_session" => create_session(server, parse(name, arguments)?).await,
+        "create_window" => create_window(server, parse(name, arguments)?).await,
+        "split_pane" => split_pane(server, parse(name, arguments)?).await,
+        "kill_session" => {
+            let params: KillSessionParams = parse(name, arguments)?;
+            killed(server.engine.kill_session(&params.session).await)
+        }
+        "kill_window" => {
+            let params: KillWindowParams = parse(name, arguments)?;
+            killed(server.engine.kill_window(&params.window).await)
+        }
+        "kill_pane" => {
+            let params: KillPaneParams = parse(name, arguments)?;
+            killed(server.engine.kill_pane(&params.pane).await)
+        }
+        other => Err(format!("tool {other} has no handler")),
+    }
+}
+
+fn engine_error(error: termpilot_tmux::Error) -> String {
+    error.to_string()
+}
+
+async fn list_sessions(server: &TermpilotServer) -> Outcome {
+    let sessions = server.engine.list_sessions().await.map_err(engine_error)?;
+    let text = sessions
+        .iter()
+        .map(|s| format!("{} {} ({} windows, {} attached)", s.id, s.name, s.windows, s.attached))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let list = SessionList {
+        sessions: sessions.into_iter().map(Into::into).collect(),
+    };
+    Done::new(&list, text)
+}
+
+async fn list_panes(server: &TermpilotServer, params: ListPanesParams) -> Outcome {
+    let scope = match (params.window, params.session) {
+        (Some(window), _) => PaneScope::Window(window),
+        (None, Some(session)) => PaneScope::Session(session),
+        (None, None) => PaneScope::All,
+    };
+    let panes = server.engine.list_panes(&scope).await.map_err(engine_error)?;
+    let text = panes
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}:{}.{} {}x{} {} {}{}{}",
+                p.id,
+                p.session_name,
+                p.window_index,
+                p.index,
+                p.width,
+                p.height,
+                p.current_command,
+                p.cwd,
+                if p.active { " (active)" } else { "" },
+                if p.dead { " (dead)" } else { "" },
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let list = PaneList {
+        panes: panes.into_iter().map(Into::into).collect(),
+    };
+    Done::new(&list, text)
+}
+
+async fn pane(server: &TermpilotServer, target: &str) -> Result<PaneId, String> {
+    server.engine.resolve_pane(target).await.map_err(engine_error)
+}
+
+async fn send_keys(server: &TermpilotServer, params: SendKeysParams) -> Outcome {
+    let keys = validate_keys(params.keys.unwrap_or_default())?;
+    let text = params.text.filter(|t| !t.is_empty());
+    if let Some(text) = &text {
+        refuse_nul("text", text)?;
+    }
+    let enter = params.enter.unwrap_or(text.is_some());
+    if text.is_none() && keys.is_empty() && !enter {
+        return Err("nothing to send: give `text`, `keys`, or `enter: true`".into());
+    }
+    let pane = pane(server, &params.pane).await?;
+    let input = Input { text, keys, enter };
+    let cursor = server.engine.send_input(pane, &input).await.map_err(engine_error)?;
+    sent(server, pane, cursor)
+}
+
+async fn paste_text(server: &TermpilotServer, params: PasteTextParams) -> Outcome {
+    refuse_nul("text", &params.text)?;
+    let pane = pane(server, &params.pane).await?;
+    let cursor = server
+        .engine
+        .paste(pane, &params.text, params.bracketed, params.enter)
+        .await
+        .map_err(engine_error)?;
+    sent(server, pane, cursor)
+}
+
+fn sent(server: &TermpilotServer, pane: PaneId, cursor: u64) -> Outcome {
+    let entry = SentEntry {
+        pane: pane.to_string(),
+        cursor: server.cursor(pane, cursor),
+    };
+    let text = format!("sent to {}; cursor {}", entry.pane, entry.cursor);
+    Done::new(&entry, text)
+}
+
+/// Checks every key name, naming the first bad one by its index.
+fn validate_keys(keys: Vec<KeyName>) -> Result<Vec<String>, String> {
+    keys.into_iter()
+        .enumerate()
+        .map(|(i, KeyName(name))| match termpilot_keys::parse_key(&name) {
+            Ok(_) => Ok(name),
+            Err(e) => Err(format!(
+                "keys[{i}]: {e}; to type text literally, use `text` instead of `keys`"
+            )),
+        })
+        .collect()
+}
+
+fn refuse_nul(field: &str, text: &str) -> Result<(), String> {
+    if text.contains('\0') {
+        return Err(format!(
+            "{field} contains a NUL character, which tmux cannot carry in text; \
+             send it as a key instead: keys: [\"C-@\"]"
+        ));
+    }
+    Ok(())
+}
+
+async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Outcome {
+    let pane = pane(server, &params.pane).await?;
+    let scrollback = match params.scrollback {
+        None => Scrollback::None,
+        Some(ScrollbackArg::Lines(0)) => Scrollback::None,
+        Some(ScrollbackArg::Lines(n)) => Scrollback::Lines(n),
+        Some(ScrollbackArg::All(_)) => Scrollback::All,
+    };
+    let capture = server.engine.capture(pane, scrollback).await.map_err(engine_error)?;
+    let budget = server.budget(params.max_tokens);
+    let rendered = server.render_lines(&capture.lines, budget)?;
+    let entry = CaptureEntry {
+        pane: pane.to_string(),
+        text: rendered.text.clone(),
+        truncated: rendered.truncated,
+        total_lines: rendered.total_lines,
+        omitted_lines: rendered.omitted_lines,
+        omitted_bytes: rendered.omitted_bytes,
+        output_id: rendered.output_id.clone(),
+        cursor: server.cursor(pane, capture.cursor),
+        alternate_screen: capture.alternate_screen,
+        in_mode: capture.in_mode,
+        history_size: capture.history_size,
+    };
+    let mut notes = Vec::new();
+    if capture.alternate_screen {
+        notes.push("full-screen program on the alternate screen");
+    }
+    if capture.in_mode {
+        notes.push("pane in copy mode");
+    }
+    let header = if notes.is_empty() {
+        String::new()
+    } else {
+        format!("[{}]\n", notes.join("; "))
+    };
+    Done::new(&entry, format!("{header}{}", rendered.text))
+}
+
+fn env_pairs(env: Option<BTreeMap<String, String>>) -> Result<Vec<(String, String)>, String> {
+    let env = env.unwrap_or_default();
+    if env.len() > MAX_ENV {
+        return Err(format!("env: at most {MAX_ENV} variables, got {}", env.len()));
+    }
+    for (key, value) in &env {
+        let valid = !key.is_empty()
+            && !key.starts_with(|c: char| c.is_ascii_digit())
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!(
+                "env: {key:?} is not a valid variable name (letters, digits and _, not starting with a digit)"
+            ));
+        }
+        refuse_nul("env value", value)?;
+    }
+    Ok(env.into_iter().collect())
+}
+
+async fn create_session(server: &TermpilotServer, params: CreateSessionParams) -> Outcome {
+    let options = NewSession {
+        name: params.name,
+        command: params.command,
+        cwd: params.cwd,
+        env: env_pairs(params.env)?,
+        width: params.width,
+        height: params.height,
+    };
+    created(server.engine.create_session(&options).await)
+}
+
+async fn create_window(server: &TermpilotServer, params: CreateWindowParams) -> Outcome {
+    let options = NewWindow {
+        target: params.session,
+        name: params.name,
+        command: params.command,
+        cwd: params.cwd,
+        env: env_pairs(params.env)?,
+    };
+    created(server.engine.create_window(&options).await)
+}
+
+async fn split_pane(server: &TermpilotServer, params: SplitPaneParams) -> Outcome {
+    let options = Split {
+        target: params.pane,
+        direction: match params.direction {
+            Direction::Right => SplitDirection::Right,
+            Direction::Left => SplitDirection::Left,
+            Direction::Below => SplitDirection::Below,
+            Direction::Above => SplitDirection::Above,
+        },
+        size: params.size,
+        command: params.command,
+        cwd: params.cwd,
+        env: env_pairs(params.env)?,
+    };
+    created(server.engine.split_pane(&options).await)
+}
+
+fn created(result: termpilot_tmux::Result<termpilot_tmux::Created>) -> Outcome {
+    let entry = CreatedEntry::from(result.map_err(engine_error)?);
+    let text = format!(
+        "created pane {} in window {} ({}:{}) of session {} ({})",
+        entry.pane, entry.window, entry.session_name, entry.window_index, entry.session, entry.session_name
+    );
+    Done::new(&entry, text)
+}
+
+fn killed(result: termpilot_tmux::Result<termpilot_tmux::Killed>) -> Outcome {
+    let entry = KilledEntry::from(result.map_err(engine_error)?);
+    let text = format!(
+        "killed {} pane(s) [{}]{}",
+        entry.panes.len(),
+        entry.panes.join(", "),
+        if entry.windows.is_empty() {
+            String::new()
+        } else {
+            format!(" and window(s) [{}]", entry.windows.join(", "))
+        }
+    );
+    Done::new(&entry, text)
+}

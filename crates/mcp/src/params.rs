@@ -1,0 +1,221 @@
+//! Tool arguments as the caller sends them. The bounds written here are
+//! published in each tool's `inputSchema` and enforced at run time by
+//! validating the arguments against that same schema (see `validate`).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Longest pane, window or session target accepted.
+pub const MAX_TARGET: usize = 256;
+/// Longest `send_keys` text; longer input belongs in `paste_text`.
+pub const MAX_TEXT: usize = 65_536;
+/// Longest `paste_text` text.
+pub const MAX_PASTE: usize = 1_048_576;
+/// Most key names in one `send_keys` call.
+pub const MAX_KEYS: usize = 256;
+/// Most environment variables given to a new session, window or pane.
+pub const MAX_ENV: usize = 64;
+
+/// No arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+/// Arguments of `list_panes`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListPanesParams {
+    /// Only panes of this session (a name such as "work" or an id such as "$1").
+    #[schemars(length(min = 1, max = 256))]
+    pub session: Option<String>,
+    /// Only panes of this window (a target such as "work:1" or an id such as "@3").
+    #[schemars(length(min = 1, max = 256))]
+    pub window: Option<String>,
+}
+
+/// Arguments of `create_session`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSessionParams {
+    /// Session name; tmux picks one ("0", "1", ...) when absent. Must be unique.
+    #[schemars(length(min = 1, max = 128))]
+    pub name: Option<String>,
+    /// Shell command to run instead of an interactive shell; the pane closes when it exits.
+    #[schemars(length(min = 1, max = 16384))]
+    pub command: Option<String>,
+    /// Working directory (absolute path).
+    #[schemars(length(min = 1, max = 4096))]
+    pub cwd: Option<String>,
+    /// Environment variables for the session, e.g. {"RUST_LOG": "debug"}.
+    pub env: Option<BTreeMap<String, String>>,
+    /// Width in cells (default 160).
+    #[schemars(range(min = 10, max = 1000))]
+    pub width: Option<u16>,
+    /// Height in cells (default 48).
+    #[schemars(range(min = 5, max = 500))]
+    pub height: Option<u16>,
+}
+
+/// Arguments of `create_window`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateWindowParams {
+    /// Session to add the window to (name or id such as "$1"); "work:5" picks index 5.
+    #[schemars(length(min = 1, max = 256))]
+    pub session: String,
+    /// Window name.
+    #[schemars(length(min = 1, max = 128))]
+    pub name: Option<String>,
+    /// Shell command to run instead of an interactive shell.
+    #[schemars(length(min = 1, max = 16384))]
+    pub command: Option<String>,
+    /// Working directory (absolute path).
+    #[schemars(length(min = 1, max = 4096))]
+    pub cwd: Option<String>,
+    /// Environment variables for the window's pane.
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+/// Where `split_pane` puts the new pane.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Right of the pane (side by side).
+    #[default]
+    Right,
+    /// Left of the pane.
+    Left,
+    /// Below the pane (stacked).
+    Below,
+    /// Above the pane.
+    Above,
+}
+
+/// Arguments of `split_pane`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SplitPaneParams {
+    /// Pane to split: a pane id such as "%3" or a target such as "work:1.0".
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Where the new pane goes (default "right").
+    #[serde(default)]
+    pub direction: Direction,
+    /// Size of the new pane: cells ("20") or a percentage ("30%"). Default: half.
+    #[schemars(regex(pattern = r"^[0-9]{1,4}%?$"))]
+    pub size: Option<String>,
+    /// Shell command to run instead of an interactive shell.
+    #[schemars(length(min = 1, max = 16384))]
+    pub command: Option<String>,
+    /// Working directory (absolute path).
+    #[schemars(length(min = 1, max = 4096))]
+    pub cwd: Option<String>,
+    /// Environment variables for the new pane.
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+/// Arguments of `kill_session`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillSessionParams {
+    /// Session to kill (name or id such as "$1").
+    #[schemars(length(min = 1, max = 256))]
+    pub session: String,
+}
+
+/// Arguments of `kill_window`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillWindowParams {
+    /// Window to kill (a target such as "work:1" or an id such as "@3").
+    #[schemars(length(min = 1, max = 256))]
+    pub window: String,
+}
+
+/// Arguments of `kill_pane`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillPaneParams {
+    /// Pane to kill: a pane id such as "%3" or a target such as "work:1.0".
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+}
+
+/// Arguments of `send_keys`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendKeysParams {
+    /// Pane to type into: a pane id such as "%3" or a target such as "work:1.0".
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Literal text, typed exactly as given (every byte, including ; $ ` ' " # ~ and tabs).
+    #[schemars(length(max = 65536))]
+    pub text: Option<String>,
+    /// tmux key names pressed after the text, e.g. ["C-c"], ["Up", "Enter"], ["M-x"], ["F5"].
+    #[schemars(length(max = 256))]
+    pub keys: Option<Vec<KeyName>>,
+    /// Press Enter at the end. Default: true when `text` is given, false otherwise.
+    pub enter: Option<bool>,
+}
+
+/// One tmux key name, such as "Enter", "C-c", "M-x", "F5", "Up" or a single character.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct KeyName(#[schemars(length(min = 1, max = 32))] pub String);
+
+/// Arguments of `paste_text`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasteTextParams {
+    /// Pane to paste into: a pane id such as "%3" or a target such as "work:1.0".
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Text to paste, newlines included, exactly as given.
+    #[schemars(length(min = 1, max = 1048576))]
+    pub text: String,
+    /// Wrap in bracketed-paste markers when the program asked for them (default true),
+    /// so shells and editors treat the text as pasted rather than typed.
+    #[serde(default = "yes")]
+    pub bracketed: bool,
+    /// Press Enter after the paste (default false).
+    #[serde(default)]
+    pub enter: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How much history `capture_pane` includes above the visible screen.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ScrollbackArg {
+    /// This many lines above the screen.
+    Lines(#[schemars(range(min = 0, max = 10000000))] u32),
+    /// All the history the pane holds.
+    All(AllHistory),
+}
+
+/// The word "all".
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+pub enum AllHistory {
+    /// All history.
+    #[serde(rename = "all")]
+    All,
+}
+
+/// Arguments of `capture_pane`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CapturePaneParams {
+    /// Pane to read: a pane id such as "%3" or a target such as "work:1.0".
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Lines of history above the screen to include, or "all". Default: the visible screen only.
+    pub scrollback: Option<ScrollbackArg>,
+    /// Most tokens of text to return (default 2000); the middle of longer text is elided.
+    #[schemars(range(min = 100, max = 100000))]
+    pub max_tokens: Option<u32>,
+}

@@ -1,0 +1,122 @@
+//! Run-time argument checks against the published input schemas.
+//!
+//! rmcp does not validate arguments. Validating them against the very schema
+//! a tool publishes means every advertised bound is enforced, and no bound
+//! is enforced that was not advertised.
+
+use std::collections::HashMap;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::catalog::SPECS;
+
+/// One compiled validator per tool.
+pub(crate) struct Validators {
+    by_tool: HashMap<&'static str, jsonschema::Validator>,
+}
+
+impl Validators {
+    /// Compiles the input schema of every tool.
+    pub(crate) fn new() -> Self {
+        let by_tool = SPECS
+            .iter()
+            .map(|spec| {
+                let schema = Value::Object(spec.tool().input_schema.as_ref().clone());
+                let validator = jsonschema::validator_for(&schema)
+                    .unwrap_or_else(|e| panic!("input schema of {} is invalid: {e}", spec.name));
+                (spec.name, validator)
+            })
+            .collect();
+        Validators { by_tool }
+    }
+
+    /// Checks `arguments` against the tool's schema; the error names each
+    /// offending field.
+    pub(crate) fn check(&self, tool: &str, arguments: &Value) -> Result<(), String> {
+        let Some(validator) = self.by_tool.get(tool) else {
+            return Ok(());
+        };
+        let problems: Vec<String> = validator
+            .iter_errors(arguments)
+            .take(5)
+            .map(|error| {
+                let path = error.instance_path().to_string();
+                let field = path.trim_start_matches('/').replace('/', ".");
+                if field.is_empty() {
+                    error.to_string()
+                } else {
+                    format!("{field}: {error}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("invalid arguments for {tool}: {}", problems.join("; ")))
+        }
+    }
+}
+
+/// Deserialises checked arguments into the tool's parameter type.
+pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, String> {
+    serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for {tool}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn missing_required_field_is_named() {
+        let validators = Validators::new();
+        let err = validators.check("send_keys", &json!({"text": "x"})).unwrap_err();
+        assert!(err.contains("pane"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_is_reported() {
+        let validators = Validators::new();
+        let err = validators.check("send_keys", &json!({"pane": 3})).unwrap_err();
+        assert!(err.contains("pane"), "{err}");
+    }
+
+    #[test]
+    fn oversized_text_is_refused() {
+        let validators = Validators::new();
+        let text = "x".repeat(crate::params::MAX_TEXT + 1);
+        let err = validators
+            .check("send_keys", &json!({"pane": "%1", "text": text}))
+            .unwrap_err();
+        assert!(err.contains("text"), "{err}");
+        let fits = "é".repeat(crate::params::MAX_TEXT);
+        validators
+            .check("send_keys", &json!({"pane": "%1", "text": fits}))
+            .expect("the bound counts characters, as JSON Schema does");
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        let validators = Validators::new();
+        assert!(validators.check("list_sessions", &json!({"bogus": 1})).is_err());
+        assert!(validators.check("list_sessions", &json!({})).is_ok());
+    }
+
+    #[test]
+    fn scrollback_takes_a_number_or_all() {
+        let validators = Validators::new();
+        for ok in [json!(0), json!(500), json!("all")] {
+            validators
+                .check("capture_pane", &json!({"pane": "%1", "scrollback": ok}))
+                .unwrap();
+        }
+        for bad in [json!(-1), json!("most"), json!(1.5)] {
+            assert!(
+                validators
+                    .check("capture_pane", &json!({"pane": "%1", "scrollback": bad}))
+                    .is_err()
+            );
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! One tmux control client: a `tmux -C` child process and the task that owns
+//! its pipes.
+//!
+//! Commands go in through a channel; the task writes them to tmux's stdin and
+//! remembers, in order, who waits for each reply. tmux answers every command
+//! line with exactly one `%begin`/`%end` (or `%error`) block marked as coming
+//! from this client, so replies are matched first in, first out. Output
+//! notifications are routed into the pane journals as they are read, in
+//! stream order; that order is what makes cursors exact.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::process::Stdio;
+use std::sync::Arc;
+
+use termpilot_control::{Event, Notification, PaneId, Parser, Reply, SessionId};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::engine::Shared;
+use crate::error::{Error, Result};
+use crate::panes::ClientId;
+
+/// One command line for tmux, and what the caller wants back with its reply.
+#[derive(Debug)]
+pub(crate) struct Call {
+    /// The built command line, ending in a newline.
+    pub(crate) line: Vec<u8>,
+    /// The tmux command name, for error messages.
+    pub(crate) command: &'static str,
+    /// Snapshot this pane's journal end when the reply arrives.
+    pub(crate) cursor_pane: Option<PaneId>,
+}
+
+/// A reply, with the journal position taken when it arrived.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The reply block.
+    pub reply: Reply,
+    /// The journal end of the requested pane at the moment the reply arrived:
+    /// output read before it happened before the command ran.
+    pub cursor: Option<u64>,
+}
+
+struct Pending {
+    command: &'static str,
+    cursor_pane: Option<PaneId>,
+    reply: oneshot::Sender<Result<Answer>>,
+}
+
+enum Request {
+    Calls(Vec<(Call, oneshot::Sender<Result<Answer>>)>),
+    Detach,
+}
+
+/// The engine's side of a control client. Dropping every handle detaches it.
+#[derive(Clone)]
+pub(crate) struct ClientHandle {
+    pub(crate) id: ClientId,
+    pub(crate) session: SessionId,
+    tx: mpsc::Sender<Request>,
+}
+
+impl std::fmt::Debug for ClientHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "client#{} ({})", self.id.0, self.session)
+    }
+}
+
+impl ClientHandle {
+    /// Sends all calls in one write and waits for every reply.
+    pub(crate) async fn call_many(&self, calls: Vec<Call>) -> Vec<Result<Answer>> {
+        let mut waiting = Vec::with_capacity(calls.len());
+        let mut batch = Vec::with_capacity(calls.len());
+        for call in calls {
+            let (tx, rx) = oneshot::channel();
+            waiting.push((call.command, rx));
+            batch.push((call, tx));
+        }
+        let sent = self.tx.send(Request::Calls(batch)).await.is_ok();
+        let mut answers = Vec::with_capacity(waiting.len());
+        for (command, rx) in waiting {
+            let answer = match rx.await {
+                Ok(answer) => answer,
+                Err(_) => Err(disconnected(command, sent, "the control client stopped")),
+            };
+            answers.push(answer);
+        }
+        answers
+    }
+
+    /// Sends one call and waits for its reply.
+    pub(crate) async fn call(&self, call: Call) -> Result<Answer> {
+        let command = call.command;
+        self.call_many(vec![call])
+            .await
+            .pop()
+            .unwrap_or_else(|| Err(disconnected(command, false, "no reply")))
+    }
+
+    /// Asks the client to detach (an empty line) and exit.
+    pub(crate) fn detach(&self) {
+        let _ = self.tx.try_send(Request::Detach);
+    }
+}
+
+fn disconnected(command: &str, _sent: bool, reason: &str) -> Error {
+    Error::Disconnected {
+        command: command.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
+/// Starts `tmux <socket args> -C <args>` and waits until tmux has answered
+/// the command given on its command line (the block with flags 0).
+///
+/// Returns the handle and that first reply (for `new-session -P`, the ids of
+/// what it created).
+pub(crate) async fn spawn(
+    shared: &Arc<Shared>,
+    args: Vec<OsString>,
+    session: Option<SessionId>,
+) -> Result<(ClientHandle, Reply)> {
+    let config = &shared.config;
+    let mut child = Command::new(&config.tmux)
+        .args(config.socket_args())
+        .arg("-C")
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| Error::TmuxMissing {
+            program: config.tmux.display().to_string(),
+            reason: e.to_string(),
+        })?;
+    let stdin = child.stdin.take().expect("stdin is piped");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let id = shared.next_client_id();
+    let (tx, rx) = mpsc::channel(256);
+    let (ready_tx, ready_rx) = oneshot::channel();
+    let task = ClientTask {
+        id,
+        shared: Arc::clone(shared),
+        parser: Parser::new(),
+        pending: VecDeque::new(),
+        ready: Some(ready_tx),
+        session,
+        leaving: false,
+        stdin,
+    };
+    tokio::spawn(task.run(child, stdout, rx));
+    let first = match ready_rx.await {
+        Ok(Ok(first)) => first,
+        Ok(Err(reason)) => return Err(shared.connect_error(reason)),
+        Err(_) => return Err(shared.connect_error("tmux exited during start-up".into())),
+    };
+    let session = match session {
+        Some(session) => session,
+        None => session_from_first_reply(&first)?,
+    };
+    Ok((ClientHandle { id, session, tx }, first))
+}
+
+/// `new-session -P -F '#{session_id}...'` puts the new ids first in its reply.
+fn session_from_first_reply(first: &Reply) -> Result<SessionId> {
+    let text = first.text();
+    let field = text.split('\x1f').next().unwrap_or_default();
+    field.trim().parse().map_err(|_| Error::Protocol {
+        command: "new-session".into(),
+        detail: format!("expected a session id, got {text:?}"),
+    })
+}
+
+struct ClientTask {
+    id: ClientId,
+    shared: Arc<Shared>,
+    parser: Parser,
+    pending: VecDeque<Pending>,
+    /// Fired by the first block (the command on tmux's command line).
+    ready: Option<oneshot::Sender<std::result::Result<Reply, String>>>,
+    /// The session this client is attached to, once known.
+    session: Option<SessionId>,
+    /// Set when this client must detach after the events just read.
+    leaving: bool,
+    stdin: ChildStdin,
+}
+
+impl ClientTask {
+    async fn run(mut self, mut child: Child, mut stdout: ChildStdout, mut rx: mpsc::Receiver<Request>) {
+        let mut buf = vec![0u8; 64 * 1024];
+        let reason = loop {
+            tokio::select! {
+                biased;
+                read = stdout.read(&mut buf) => match read {
+                    Ok(0) => break "tmux closed the control connection".to_owned(),
+                    Ok(n) => {
+                        self.parser.feed(&buf[..n]);
+                        while let Some(event) = self.parser.next_event() {
+                            self.handle(event);
+                        }
+                        if std::mem::take(&mut self.leaving) {
+                            let _ = self.stdin.write_all(b"\n").await;
+                            let _ = self.stdin.flush().await;
+                        }
+                    }
+                    Err(e) => break format!("reading from tmux failed: {e}"),
+                },
+                request = rx.recv(), if self.ready.is_none() => match request {
+                    Some(Request::Calls(calls)) => {
+                        if let Err(e) = self.write_calls(calls).await {
+                            break format!("writing to tmux failed: {e}");
+                        }
+                    }
+                    Some(Request::Detach) | None => {
+                        let _ = self.stdin.write_all(b"\n").await;
+                        let _ = self.stdin.flush().await;
+                    }
+                },
+            }
+        };
+        self.finish(&mut child, reason).await;
+    }
+
+    async fn write_calls(
+        &mut self,
+        calls: Vec<(Call, oneshot::Sender<Result<Answer>>)>,
+    ) -> std::io::Result<()> {
+        let mut bytes = Vec::new();
+        for (call, reply) in calls {
+            bytes.extend_from_slice(&call.line);
+            self.pending.push_back(Pending {
+                command: call.command,
+                cursor_pane: call.cursor_pane,
+                reply,
+            });
+        }
+        self.stdin.write_all(&bytes).await?;
+        self.stdin.flush().await
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::Reply(reply) => self.handle_reply(reply),
+            Event::Output { pane, data } | Event::ExtendedOutput { pane, data, .. } => {
+                self.shared.panes.append(self.id, pane, &data);
+            }
+            Event::Pause { pane } => {
+                tracing::warn!(%pane, "tmux paused output for a pane that fell behind");
+            }
+            Event::Continue { .. } => {}
+            Event::Exit { reason } => {
+                tracing::debug!(client = self.id.0, ?reason, "control client exiting");
+            }
+            Event::Notification(notification) => self.handle_notification(notification),
+        }
+    }
+
+    fn handle_reply(&mut self, reply: Reply) {
+        if reply.flags & 1 == 0 {
+            if let Some(ready) = self.ready.take() {
+                let result = if reply.ok { Ok(reply) } else { Err(reply.text()) };
+                let _ = ready.send(result);
+            }
+            return;
+        }
+        let Some(pending) = self.pending.pop_front() else {
+            tracing::warn!(number = reply.number, "reply with no command waiting for it");
+            return;
+        };
+        let cursor = pending.cursor_pane.map(|pane| self.shared.panes.end(pane));
+        let _ = pending.reply.send(Ok(Answer { reply, cursor }));
+    }
+
+    fn handle_notification(&mut self, notification: Notification) {
+        match notification {
+            Notification::SessionsChanged => self.shared.mark_sessions_dirty(),
+            Notification::SessionChanged { session, .. } => match self.session {
+                None => self.session = Some(session),
+                Some(mine) if mine != session => {
+                    // The session we tracked is gone and tmux moved this
+                    // client to another one (detach-on-destroy off). That
+                    // session has its own client: leave.
+                    tracing::debug!(client = self.id.0, %mine, %session, "client moved; detaching");
+                    self.shared.forget_client(self.id);
+                    self.leaving = true;
+                }
+                Some(_) => {}
+            },
+            Notification::WindowClose { .. }
+            | Notification::UnlinkedWindowClose { .. }
+            | Notification::LayoutChange { .. } => self.shared.mark_panes_changed(),
+            _ => {}
+        }
+    }
+
+    async fn finish(mut self, child: &mut Child, reason: String) {
+        if let Some(ready) = self.ready.take() {
+            let mut stderr = String::new();
+            if let Some(mut err) = child.stderr.take() {
+                let _ = err.read_to_string(&mut stderr).await;
+            }
+            let why = if stderr.trim().is_empty() { reason.clone() } else { stderr.trim().to_owned() };
+            let _ = ready.send(Err(why));
+        }
+        self.shared.forget_client(self.id);
+        self.shared.panes.release(self.id);
+        for pending in self.pending.drain(..) {
+            let _ = pending.reply.send(Err(Error::Disconnected {
+                command: pending.command.to_owned(),
+                reason: reason.clone(),
+            }));
+        }
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+        tracing::debug!(client = self.id.0, %reason, "control client ended");
+    }
+}

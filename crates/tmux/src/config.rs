@@ -1,0 +1,82 @@
+//! How to reach the tmux server.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+
+/// The socket name termpilot uses when it is not told to use another server.
+pub const DEFAULT_SOCKET_NAME: &str = "termpilot";
+
+/// Which tmux server to talk to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Socket {
+    /// A socket name in tmux's socket directory (`tmux -L NAME`).
+    Name(String),
+    /// A full socket path (`tmux -S PATH`).
+    Path(PathBuf),
+}
+
+impl Default for Socket {
+    fn default() -> Self {
+        Socket::Name(DEFAULT_SOCKET_NAME.to_owned())
+    }
+}
+
+impl fmt::Display for Socket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Socket::Name(name) => write!(f, "-L {name}"),
+            Socket::Path(path) => write!(f, "-S {}", path.display()),
+        }
+    }
+}
+
+/// Everything the engine needs to know before it connects.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// The tmux program to run.
+    pub tmux: PathBuf,
+    /// The server to talk to.
+    pub socket: Socket,
+    /// The configuration file for a server termpilot starts itself. `None`
+    /// means `/dev/null`, so a server termpilot starts behaves the same on
+    /// every machine; a server that is already running keeps its own.
+    pub server_config: Option<PathBuf>,
+    /// Name of the first session when termpilot has to start the server.
+    pub first_session: String,
+    /// Size of sessions termpilot creates when the caller gives none.
+    pub default_size: (u16, u16),
+    /// Bytes of output kept per pane before the oldest are evicted.
+    pub journal_bytes: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            tmux: PathBuf::from("tmux"),
+            socket: Socket::default(),
+            server_config: None,
+            first_session: "main".to_owned(),
+            default_size: (160, 48),
+            journal_bytes: 8 << 20,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// The arguments that select the server, for every tmux invocation.
+    pub(crate) fn socket_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = match &self.socket {
+            Socket::Name(name) => vec!["-L".into(), name.into()],
+            Socket::Path(path) => vec!["-S".into(), path.into()],
+        };
+        args.push("-f".into());
+        args.push(
+            self.server_config
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("/dev/null"))
+                .into(),
+        );
+        args
+    }
+}

@@ -1,0 +1,429 @@
+//! The engine: owns the control clients, keeps one attached to every session
+//! (tmux sends a pane's output only to clients attached to its session),
+//! routes commands, and reconnects when the tmux server comes back.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use termpilot_control::{Command, PaneId, Reply, SessionId};
+use tokio::sync::Notify;
+
+use crate::client::{self, Answer, Call, ClientHandle};
+use crate::config::EngineConfig;
+use crate::error::{Error, Result};
+use crate::panes::{ClientId, Panes};
+
+/// State shared by the engine handle, the supervisor and every client task.
+pub(crate) struct Shared {
+    pub(crate) config: EngineConfig,
+    pub(crate) panes: Panes,
+    /// Tracked sessions and their clients. A std `Mutex`: held only to look
+    /// up or swap handles, never across an `.await`.
+    clients: Mutex<BTreeMap<SessionId, ClientHandle>>,
+    /// Serialises attaching clients, so two paths never attach two clients
+    /// to the same session.
+    tracking: tokio::sync::Mutex<()>,
+    /// Facts about the server we are connected to.
+    server: Mutex<Option<ServerFacts>>,
+    /// Identifies the tmux server instance behind cursors (its pid).
+    epoch: AtomicU32,
+    next_client: AtomicU64,
+    sessions_dirty: AtomicBool,
+    panes_changed: Notify,
+    /// Wakes the supervisor; capacity one, since one wake covers any number
+    /// of changes.
+    wake: tokio::sync::mpsc::Sender<()>,
+}
+
+/// What the engine learns about the server when it connects.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerFacts {
+    /// The pane termpilot itself runs in, when it runs inside this server.
+    pub(crate) own_pane: Option<PaneId>,
+}
+
+impl Shared {
+    pub(crate) fn next_client_id(&self) -> ClientId {
+        ClientId(self.next_client.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub(crate) fn connect_error(&self, reason: String) -> Error {
+        Error::Connect {
+            socket: self.config.socket.to_string(),
+            reason,
+        }
+    }
+
+    pub(crate) fn mark_sessions_dirty(&self) {
+        self.sessions_dirty.store(true, Ordering::Release);
+        let _ = self.wake.try_send(());
+    }
+
+    pub(crate) fn mark_panes_changed(&self) {
+        self.panes_changed.notify_waiters();
+    }
+
+    /// Removes a client from the table (it exited or is leaving).
+    pub(crate) fn forget_client(&self, id: ClientId) {
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        clients.retain(|_, handle| handle.id != id);
+    }
+
+    fn client_for_session(&self, session: SessionId) -> Option<ClientHandle> {
+        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        clients.get(&session).cloned()
+    }
+
+    fn client_by_id(&self, id: ClientId) -> Option<ClientHandle> {
+        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        clients.values().find(|handle| handle.id == id).cloned()
+    }
+
+    fn any_client(&self) -> Option<ClientHandle> {
+        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        clients.values().next().cloned()
+    }
+
+    fn tracked_sessions(&self) -> Vec<SessionId> {
+        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        clients.keys().copied().collect()
+    }
+
+    fn insert_client(&self, handle: ClientHandle) {
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = clients.insert(handle.session, handle) {
+            old.detach();
+        }
+    }
+}
+
+/// A handle on the engine. Cheap to clone; every clone talks to the same
+/// control clients.
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("socket", &self.shared.config.socket)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// Connects to the configured tmux server, starting it with a first
+    /// session when it is not running, and attaches a control client to every
+    /// session.
+    pub async fn connect(config: EngineConfig) -> Result<Engine> {
+        let journal_bytes = config.journal_bytes;
+        let (wake, woken) = tokio::sync::mpsc::channel(1);
+        let shared = Arc::new(Shared {
+            config,
+            panes: Panes::new(journal_bytes),
+            clients: Mutex::new(BTreeMap::new()),
+            tracking: tokio::sync::Mutex::new(()),
+            server: Mutex::new(None),
+            epoch: AtomicU32::new(0),
+            next_client: AtomicU64::new(1),
+            sessions_dirty: AtomicBool::new(false),
+            panes_changed: Notify::new(),
+            wake,
+        });
+        let engine = Engine { shared };
+        engine.primary().await?;
+        tokio::spawn(supervise(Arc::downgrade(&engine.shared), woken));
+        Ok(engine)
+    }
+
+    /// The configuration the engine was started with.
+    pub fn config(&self) -> &EngineConfig {
+        &self.shared.config
+    }
+
+    /// Identifies the tmux server instance (its pid): cursors from another
+    /// instance are meaningless, since pane ids are reused.
+    pub fn epoch(&self) -> u32 {
+        self.shared.epoch.load(Ordering::Acquire)
+    }
+
+    /// The pane termpilot itself runs in, if it runs inside this server.
+    pub fn own_pane(&self) -> Option<PaneId> {
+        let server = self.shared.server.lock().unwrap_or_else(|e| e.into_inner());
+        server.as_ref().and_then(|facts| facts.own_pane)
+    }
+
+    /// A client for commands that are not about one pane, connecting (and
+    /// starting the server) first if there is none.
+    pub(crate) async fn primary(&self) -> Result<ClientHandle> {
+        if let Some(client) = self.shared.any_client() {
+            return Ok(client);
+        }
+        let _guard = self.shared.tracking.lock().await;
+        if let Some(client) = self.shared.any_client() {
+            return Ok(client);
+        }
+        self.connect_all().await?;
+        self.shared
+            .any_client()
+            .ok_or_else(|| self.shared.connect_error("no session could be attached".into()))
+    }
+
+    /// Attaches to every existing session, or starts the server with a first
+    /// session. Called with the tracking lock held.
+    async fn connect_all(&self) -> Result<()> {
+        let sessions = self.list_sessions_by_subprocess().await?;
+        if sessions.is_empty() {
+            self.start_first_session().await?;
+        } else {
+            for session in sessions {
+                if let Err(e) = self.attach(session).await {
+                    tracing::warn!(%session, error = %e, "could not attach to session");
+                }
+            }
+        }
+        self.learn_server_facts().await
+    }
+
+    async fn start_first_session(&self) -> Result<()> {
+        let config = &self.shared.config;
+        let (w, h) = config.default_size;
+        let args: Vec<OsString> = vec![
+            "new-session".into(),
+            "-A".into(),
+            "-f".into(),
+            "ignore-size".into(),
+            "-P".into(),
+            "-F".into(),
+            "#{session_id}".into(),
+            "-s".into(),
+            config.first_session.clone().into(),
+            "-x".into(),
+            w.to_string().into(),
+            "-y".into(),
+            h.to_string().into(),
+        ];
+        let (handle, _) = client::spawn(&self.shared, args, None).await?;
+        self.shared.insert_client(handle);
+        Ok(())
+    }
+
+    /// Attaches a control client to `session`. Called with the tracking lock
+    /// held.
+    async fn attach(&self, session: SessionId) -> Result<()> {
+        let args: Vec<OsString> = vec![
+            "attach-session".into(),
+            "-f".into(),
+            "ignore-size".into(),
+            "-t".into(),
+            session.to_string().into(),
+        ];
+        let (handle, _) = client::spawn(&self.shared, args, Some(session)).await?;
+        self.shared.insert_client(handle);
+        Ok(())
+    }
+
+    /// Runs `tmux list-sessions` as a process: used only to connect, when
+    /// there is no control client to ask. An absent server is no error.
+    async fn list_sessions_by_subprocess(&self) -> Result<Vec<SessionId>> {
+        let config = &self.shared.config;
+        let output = tokio::process::Command::new(&config.tmux)
+            .args(config.socket_args())
+            .args(["list-sessions", "-F", "#{session_id}"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .map_err(|e| Error::TmuxMissing {
+                program: config.tmux.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            if stderr.contains("no server running") || stderr.contains("error connecting") {
+                return Ok(Vec::new());
+            }
+            return Err(self.shared.connect_error(stderr.trim().to_owned()));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| line.trim().parse().ok())
+            .collect())
+    }
+
+    async fn learn_server_facts(&self) -> Result<()> {
+        let client = self
+            .shared
+            .any_client()
+            .ok_or_else(|| self.shared.connect_error("no control client".into()))?;
+        let reply = run(&client, Command::new("display-message").flag("-p").arg("#{pid}\x1f#{socket_path}"))
+            .await?;
+        let text = reply.text();
+        let mut fields = text.split('\x1f');
+        let pid: u32 = fields.next().unwrap_or_default().trim().parse().map_err(|_| {
+            Error::Protocol {
+                command: "display-message".into(),
+                detail: format!("expected the server pid, got {text:?}"),
+            }
+        })?;
+        let own_pane = own_pane_in(fields.next().unwrap_or_default());
+        let previous = self.shared.epoch.swap(pid, Ordering::AcqRel);
+        if previous != pid {
+            self.shared.panes.clear();
+        }
+        *self.shared.server.lock().unwrap_or_else(|e| e.into_inner()) = Some(ServerFacts { own_pane });
+        Ok(())
+    }
+
+    /// Attaches clients to sessions that appeared since we last looked.
+    pub(crate) async fn sync_sessions(&self) -> Result<()> {
+        let _guard = self.shared.tracking.lock().await;
+        let Some(client) = self.shared.any_client() else {
+            return Ok(());
+        };
+        let reply = run(&client, Command::new("list-sessions").opt("-F", "#{session_id}")).await?;
+        let tracked = self.shared.tracked_sessions();
+        for line in reply.lines.iter() {
+            let Ok(session) = String::from_utf8_lossy(line).trim().parse::<SessionId>() else {
+                continue;
+            };
+            if !tracked.contains(&session) {
+                if let Err(e) = self.attach(session).await {
+                    tracing::debug!(%session, error = %e, "session vanished before attach");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates a session through a new control client, so the client is
+    /// attached from the session's first byte of output.
+    pub(crate) async fn spawn_session(&self, args: Vec<OsString>) -> Result<Reply> {
+        self.primary().await?;
+        let _guard = self.shared.tracking.lock().await;
+        let (handle, first) = client::spawn(&self.shared, args, None).await.map_err(|e| match e {
+            Error::Connect { reason, .. } => Error::Command {
+                command: "new-session".into(),
+                message: reason,
+            },
+            other => other,
+        })?;
+        self.shared.insert_client(handle);
+        Ok(first)
+    }
+
+    /// The client whose stream carries `pane`'s output (claiming one if no
+    /// output has been seen yet).
+    pub(crate) async fn client_for_pane(&self, pane: PaneId) -> Result<ClientHandle> {
+        if let Some(client) = self.shared.panes.owner(pane).and_then(|id| self.shared.client_by_id(id)) {
+            return Ok(client);
+        }
+        let primary = self.primary().await?;
+        let query = Command::new("display-message")
+            .flag("-p")
+            .opt("-t", pane.to_string())
+            .arg("#{session_id}");
+        let reply = run(&primary, query).await.map_err(|e| not_found_pane(e, &pane.to_string()))?;
+        let session: SessionId = reply.text().trim().parse().map_err(|_| Error::Protocol {
+            command: "display-message".into(),
+            detail: format!("expected a session id, got {:?}", reply.text()),
+        })?;
+        let client = match self.shared.client_for_session(session) {
+            Some(client) => client,
+            None => {
+                self.sync_sessions().await?;
+                self.shared
+                    .client_for_session(session)
+                    .ok_or_else(|| self.shared.connect_error(format!("cannot attach to session {session}")))?
+            }
+        };
+        let owner = self.shared.panes.claim(pane, client.id);
+        Ok(self.shared.client_by_id(owner).unwrap_or(client))
+    }
+
+    /// Runs calls on `client` in one write, returning each reply.
+    pub(crate) async fn pipeline(&self, client: &ClientHandle, calls: Vec<Call>) -> Vec<Result<Answer>> {
+        client.call_many(calls).await
+    }
+
+    /// Runs one command on the primary client; a `%error` becomes an error.
+    pub async fn command(&self, command: Command) -> Result<Reply> {
+        let client = self.primary().await?;
+        run(&client, command).await
+    }
+
+    /// Waits until tmux reports that windows or panes changed.
+    pub async fn panes_changed(&self) {
+        self.shared.panes_changed.notified().await;
+    }
+}
+
+/// Builds a call from a command, failing on arguments tmux cannot carry.
+pub(crate) fn call(command: Command, cursor_pane: Option<PaneId>) -> Result<Call> {
+    let name = command.name();
+    let line = command
+        .build()
+        .map_err(|e| Error::InvalidArgument(format!("{name}: {e}")))?;
+    Ok(Call {
+        line,
+        command: name,
+        cursor_pane,
+    })
+}
+
+/// Runs one command and turns `%error` into [`Error::Command`].
+pub(crate) async fn run(client: &ClientHandle, command: Command) -> Result<Reply> {
+    let answer = client.call(call(command, None)?).await?;
+    ok_reply(answer)
+}
+
+/// Turns an `%error` reply into [`Error::Command`].
+pub(crate) fn ok_reply(answer: Answer) -> Result<Reply> {
+    if answer.reply.ok {
+        Ok(answer.reply)
+    } else {
+        Err(Error::Command {
+            command: String::new(),
+            message: answer.reply.text(),
+        })
+    }
+}
+
+/// Maps tmux's "can't find ..." to a pane-not-found error.
+pub(crate) fn not_found_pane(error: Error, target: &str) -> Error {
+    match error {
+        Error::Command { message, .. } if message.contains("can't find") => Error::NotFound {
+            kind: "pane",
+            target: target.to_owned(),
+            hint: "call list_panes to see the panes",
+        },
+        other => other,
+    }
+}
+
+/// termpilot's own pane, when `$TMUX` says it runs inside this server.
+fn own_pane_in(socket_path: &str) -> Option<PaneId> {
+    let tmux = std::env::var("TMUX").ok()?;
+    let ours = tmux.split(',').next()?;
+    if ours != socket_path {
+        return None;
+    }
+    std::env::var("TMUX_PANE").ok()?.parse().ok()
+}
+
+/// Background task: attaches clients to new sessions when tmux says the
+/// session list changed. Ends when the last engine handle is dropped (the
+/// wake channel's sender lives in the shared state).
+async fn supervise(shared: Weak<Shared>, mut woken: tokio::sync::mpsc::Receiver<()>) {
+    while woken.recv().await.is_some() {
+        let Some(strong) = shared.upgrade() else { return };
+        if strong.sessions_dirty.swap(false, Ordering::AcqRel) {
+            let engine = Engine { shared: strong };
+            if let Err(e) = engine.sync_sessions().await {
+                tracing::debug!(error = %e, "session sync failed");
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The engine's error type.
+
+use termpilot_control::PaneId;
+
+/// Everything that can go wrong between a caller and tmux.
+///
+/// Messages are written for the person (or agent) who has to act on them: they
+/// say what happened and, where there is one, what to do next.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// The `tmux` program could not be started at all.
+    #[error(
+        "cannot run tmux ({program}): {reason}; install it (for example `apt-get install tmux`) \
+         or point termpilot at it with --tmux PATH"
+    )]
+    TmuxMissing {
+        /// The program termpilot tried to run.
+        program: String,
+        /// Why starting it failed.
+        reason: String,
+    },
+    /// tmux started but refused to give us a control client.
+    #[error("could not connect to the tmux server ({socket}): {reason}")]
+    Connect {
+        /// The socket in use, as a human-readable description.
+        socket: String,
+        /// What tmux said.
+        reason: String,
+    },
+    /// The control connection closed while a command was waiting for its reply.
+    #[error(
+        "the tmux connection closed before `{command}` was answered ({reason}); \
+         the tmux server may have exited — termpilot reconnects on the next call"
+    )]
+    Disconnected {
+        /// The tmux command that was pending.
+        command: String,
+        /// Why the connection closed.
+        reason: String,
+    },
+    /// tmux ran the command and reported an error.
+    #[error("tmux refused `{command}`: {message}")]
+    Command {
+        /// The tmux command name.
+        command: String,
+        /// tmux's own message.
+        message: String,
+    },
+    /// A target did not name an existing pane, window or session.
+    #[error("{kind} {target} not found; {hint}")]
+    NotFound {
+        /// "pane", "window" or "session".
+        kind: &'static str,
+        /// The target as the caller wrote it.
+        target: String,
+        /// What to call to find a valid one.
+        hint: &'static str,
+    },
+    /// The caller asked for something about the pane termpilot itself runs in.
+    #[error("refusing to {action} pane {pane}: termpilot itself is running in it")]
+    OwnPane {
+        /// What was refused ("kill", "type into", ...).
+        action: &'static str,
+        /// The pane termpilot runs in.
+        pane: PaneId,
+    },
+    /// An argument the engine cannot pass to tmux.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// tmux answered something the engine could not understand.
+    #[error("unexpected reply from tmux to `{command}`: {detail}")]
+    Protocol {
+        /// The tmux command name.
+        command: String,
+        /// What was wrong with the reply.
+        detail: String,
+    },
+}
+
+/// Shorthand for results of engine calls.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

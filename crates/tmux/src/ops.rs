@@ -1,0 +1,680 @@
+//! Typed operations on tmux: what the MCP tools call.
+
+use std::ffi::OsString;
+
+use termpilot_control::{Command, PaneId, SessionId, WindowId};
+
+use crate::engine::{Engine, call, not_found_pane, ok_reply};
+use crate::error::{Error, Result};
+use crate::format::{Record, fields};
+
+/// A tmux session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// Session id (`$0`).
+    pub id: SessionId,
+    /// Session name.
+    pub name: String,
+    /// Number of windows.
+    pub windows: u32,
+    /// Clients attached, not counting termpilot's own control clients.
+    pub attached: u32,
+    /// Creation time, seconds since the Unix epoch.
+    pub created: u64,
+}
+
+/// A tmux pane, as seen in one session (a window linked into several
+/// sessions lists its panes once per session).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneInfo {
+    /// Pane id (`%3`).
+    pub id: PaneId,
+    /// Session id.
+    pub session: SessionId,
+    /// Session name.
+    pub session_name: String,
+    /// Window id.
+    pub window: WindowId,
+    /// Window index in the session.
+    pub window_index: u32,
+    /// Window name.
+    pub window_name: String,
+    /// Pane index in the window.
+    pub index: u32,
+    /// Pane title (programs set it with an escape sequence).
+    pub title: String,
+    /// The command running in the foreground of the pane.
+    pub current_command: String,
+    /// The pane's current working directory.
+    pub cwd: String,
+    /// Pid of the pane's first process.
+    pub pid: Option<u32>,
+    /// Width in cells.
+    pub width: u16,
+    /// Height in cells.
+    pub height: u16,
+    /// Whether this is the active pane of the active window.
+    pub active: bool,
+    /// Whether the pane's program exited (pane kept by remain-on-exit).
+    pub dead: bool,
+    /// Whether the pane is in a mode (copy mode, ...).
+    pub in_mode: bool,
+    /// Whether a full-screen program has switched to the alternate screen.
+    pub alternate_screen: bool,
+}
+
+/// Which panes to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PaneScope {
+    /// Every pane of every session.
+    All,
+    /// The panes of one session (any session target).
+    Session(String),
+    /// The panes of one window (any window target).
+    Window(String),
+}
+
+/// Options for a new session.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// Session name; tmux picks one when absent.
+    pub name: Option<String>,
+    /// Shell command to run instead of the default shell.
+    pub command: Option<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Environment variables set in the session.
+    pub env: Vec<(String, String)>,
+    /// Width in cells (default from the engine configuration).
+    pub width: Option<u16>,
+    /// Height in cells (default from the engine configuration).
+    pub height: Option<u16>,
+}
+
+/// Options for a new window.
+#[derive(Debug, Clone, Default)]
+pub struct NewWindow {
+    /// The session to add the window to (any session target; a window
+    /// target such as `work:5` picks the index).
+    pub target: String,
+    /// Window name.
+    pub name: Option<String>,
+    /// Shell command to run instead of the default shell.
+    pub command: Option<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Environment variables set for the window's first pane.
+    pub env: Vec<(String, String)>,
+}
+
+/// Where a split puts the new pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitDirection {
+    /// Right of the target pane.
+    Right,
+    /// Left of the target pane.
+    Left,
+    /// Below the target pane.
+    Below,
+    /// Above the target pane.
+    Above,
+}
+
+/// Options for splitting a pane.
+#[derive(Debug, Clone)]
+pub struct Split {
+    /// The pane to split (any pane target).
+    pub target: String,
+    /// Where the new pane goes.
+    pub direction: SplitDirection,
+    /// Size of the new pane: cells (`"20"`) or a percentage (`"30%"`).
+    pub size: Option<String>,
+    /// Shell command to run instead of the default shell.
+    pub command: Option<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Environment variables set for the new pane.
+    pub env: Vec<(String, String)>,
+}
+
+/// What a create operation made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// Session id.
+    pub session: SessionId,
+    /// Session name.
+    pub session_name: String,
+    /// Window id.
+    pub window: WindowId,
+    /// Window index.
+    pub window_index: u32,
+    /// The new (or first) pane.
+    pub pane: PaneId,
+}
+
+/// What a kill operation removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Killed {
+    /// The session the target was in.
+    pub session: SessionId,
+    /// Windows removed (empty when one pane of a bigger window was killed).
+    pub windows: Vec<WindowId>,
+    /// Panes removed.
+    pub panes: Vec<PaneId>,
+}
+
+/// Keystrokes for one pane. Key names must already be validated.
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    /// Literal text, sent byte for byte.
+    pub text: Option<String>,
+    /// tmux key names, sent after the text.
+    pub keys: Vec<String>,
+    /// Press Enter last.
+    pub enter: bool,
+}
+
+/// How much history a capture includes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scrollback {
+    /// The visible screen only.
+    None,
+    /// This many lines above the screen, plus the screen.
+    Lines(u32),
+    /// All history, plus the screen.
+    All,
+}
+
+/// The text of a pane.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    /// The pane.
+    pub pane: PaneId,
+    /// Lines, wrapped lines joined, trailing spaces and trailing blank lines
+    /// removed.
+    pub lines: Vec<String>,
+    /// The pane's journal position when the capture was taken.
+    pub cursor: u64,
+    /// Whether a full-screen program is on the alternate screen.
+    pub alternate_screen: bool,
+    /// Whether the pane is in copy mode or another mode.
+    pub in_mode: bool,
+    /// Lines of history the pane holds above the screen.
+    pub history_size: u64,
+}
+
+const SESSION_FIELDS: &[&str] = &[
+    "session_id",
+    "session_name",
+    "session_windows",
+    "session_attached",
+    "session_created",
+];
+
+const PANE_FIELDS: &[&str] = &[
+    "pane_id",
+    "session_id",
+    "window_id",
+    "window_index",
+    "pane_index",
+    "pane_width",
+    "pane_height",
+    "pane_active",
+    "window_active",
+    "pane_dead",
+    "pane_in_mode",
+    "alternate_on",
+    "pane_pid",
+    "session_name",
+    "window_name",
+    "pane_current_command",
+    "pane_title",
+    "pane_current_path",
+];
+
+const CREATED_FIELDS: &[&str] = &["session_id", "window_id", "pane_id", "window_index", "session_name"];
+
+impl Engine {
+    /// Lists sessions.
+    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
+        let client = self.primary().await?;
+        let calls = vec![
+            call(Command::new("list-sessions").opt("-F", fields(SESSION_FIELDS)), None)?,
+            call(
+                Command::new("list-clients").opt("-F", fields(&["session_id", "client_control_mode"])),
+                None,
+            )?,
+        ];
+        let mut answers = self.pipeline(&client, calls).await.into_iter();
+        let sessions = ok_reply(answers.next().expect("two answers")?)?;
+        let clients = ok_reply(answers.next().expect("two answers")?)?;
+        let mut control = std::collections::HashMap::<String, u32>::new();
+        for line in clients.lines.iter().map(|l| String::from_utf8_lossy(l)) {
+            let record = Record::new("list-clients", &line);
+            if record.flag(1) {
+                *control.entry(record.str(0).to_owned()).or_default() += 1;
+            }
+        }
+        let mut out = Vec::new();
+        for line in sessions.lines.iter().map(|l| String::from_utf8_lossy(l)) {
+            let record = Record::new("list-sessions", &line);
+            let attached: u32 = record.parse(3)?;
+            out.push(SessionInfo {
+                id: record.parse(0)?,
+                name: record.str(1).to_owned(),
+                windows: record.parse(2)?,
+                attached: attached.saturating_sub(control.get(record.str(0)).copied().unwrap_or(0)),
+                created: record.parse(4)?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Lists panes.
+    pub async fn list_panes(&self, scope: &PaneScope) -> Result<Vec<PaneInfo>> {
+        let command = Command::new("list-panes").opt("-F", fields(PANE_FIELDS));
+        let command = match scope {
+            PaneScope::All => command.flag("-a"),
+            PaneScope::Session(target) => command.flag("-s").opt("-t", target),
+            PaneScope::Window(target) => command.opt("-t", target),
+        };
+        let reply = self.command(command).await.map_err(|e| match (e, scope) {
+            (Error::Command { message, .. }, PaneScope::Session(t) | PaneScope::Window(t))
+                if message.contains("can't find") =>
+            {
+                Error::NotFound {
+                    kind: if matches!(scope, PaneScope::Session(_)) { "session" } else { "window" },
+                    target: t.clone(),
+                    hint: "call list_sessions or list_panes without arguments",
+                }
+            }
+            (other, _) => other,
+        })?;
+        reply
+            .lines
+            .iter()
+            .map(|line| pane_info(&String::from_utf8_lossy(line)))
+            .collect()
+    }
+
+    /// Resolves any pane target (`%3`, `work:1.0`, ...) to a pane id.
+    pub async fn resolve_pane(&self, target: &str) -> Result<PaneId> {
+        if let Ok(pane) = target.parse::<PaneId>() {
+            return Ok(pane);
+        }
+        let reply = self
+            .command(Command::new("display-message").flag("-p").opt("-t", target).arg("#{pane_id}"))
+            .await
+            .map_err(|e| not_found_pane(e, target))?;
+        reply.text().trim().parse().map_err(|_| Error::NotFound {
+            kind: "pane",
+            target: target.to_owned(),
+            hint: "call list_panes to see the panes",
+        })
+    }
+
+    /// Creates a session with a control client attached from its start.
+    pub async fn create_session(&self, options: &NewSession) -> Result<Created> {
+        let (dw, dh) = self.config().default_size;
+        let mut args: Vec<OsString> = vec![
+            "new-session".into(),
+            "-f".into(),
+            "ignore-size".into(),
+            "-P".into(),
+            "-F".into(),
+            fields(CREATED_FIELDS).into(),
+            "-x".into(),
+            options.width.unwrap_or(dw).to_string().into(),
+            "-y".into(),
+            options.height.unwrap_or(dh).to_string().into(),
+        ];
+        if let Some(name) = &options.name {
+            args.extend(["-s".into(), name.into()]);
+        }
+        if let Some(cwd) = &options.cwd {
+            args.extend(["-c".into(), cwd.into()]);
+        }
+        for (key, value) in &options.env {
+            args.extend(["-e".into(), format!("{key}={value}").into()]);
+        }
+        if let Some(command) = &options.command {
+            args.extend(["--".into(), command.into()]);
+        }
+        let first = self.spawn_session(args).await?;
+        created(&first.text())
+    }
+
+    /// Adds a window to a session, without selecting it.
+    pub async fn create_window(&self, options: &NewWindow) -> Result<Created> {
+        let target = if options.target.contains(':') {
+            options.target.clone()
+        } else {
+            format!("{}:", options.target)
+        };
+        let mut command = Command::new("new-window")
+            .flag("-d")
+            .flag("-P")
+            .opt("-F", fields(CREATED_FIELDS))
+            .opt("-t", &target);
+        if let Some(name) = &options.name {
+            command = command.opt("-n", name);
+        }
+        command = with_spawn_options(command, &options.cwd, &options.env, &options.command);
+        let reply = self.command(command).await.map_err(|e| match e {
+            Error::Command { message, .. } if message.contains("can't find") => Error::NotFound {
+                kind: "session",
+                target: options.target.clone(),
+                hint: "call list_sessions to see the sessions",
+            },
+            other => other,
+        })?;
+        created(&reply.text())
+    }
+
+    /// Splits a pane, without selecting the new one.
+    pub async fn split_pane(&self, options: &Split) -> Result<Created> {
+        let pane = self.resolve_pane(&options.target).await?;
+        let mut command = Command::new("split-window")
+            .flag("-d")
+            .flag("-P")
+            .opt("-F", fields(CREATED_FIELDS))
+            .opt("-t", pane.to_string());
+        command = match options.direction {
+            SplitDirection::Right => command.flag("-h"),
+            SplitDirection::Left => command.flag("-h").flag("-b"),
+            SplitDirection::Below => command.flag("-v"),
+            SplitDirection::Above => command.flag("-v").flag("-b"),
+        };
+        if let Some(size) = &options.size {
+            command = command.opt("-l", size);
+        }
+        command = with_spawn_options(command, &options.cwd, &options.env, &options.command);
+        let reply = self.command(command).await.map_err(|e| not_found_pane(e, &options.target))?;
+        created(&reply.text())
+    }
+
+    /// Kills a session, unless termpilot runs in one of its panes.
+    pub async fn kill_session(&self, target: &str) -> Result<Killed> {
+        let listing = Command::new("list-panes")
+            .flag("-s")
+            .opt("-t", target)
+            .opt("-F", fields(&["session_id", "window_id", "pane_id"]));
+        let killed = self.doomed(listing, target, "session").await?;
+        self.refuse_own(&killed, "kill")?;
+        self.command(Command::new("kill-session").opt("-t", killed.session.to_string()))
+            .await?;
+        self.forget(&killed);
+        Ok(killed)
+    }
+
+    /// Kills a window, unless termpilot runs in one of its panes.
+    pub async fn kill_window(&self, target: &str) -> Result<Killed> {
+        let listing = Command::new("list-panes")
+            .opt("-t", target)
+            .opt("-F", fields(&["session_id", "window_id", "pane_id"]));
+        let killed = self.doomed(listing, target, "window").await?;
+        self.refuse_own(&killed, "kill")?;
+        let window = killed.windows.first().copied().expect("a window was listed");
+        self.command(Command::new("kill-window").opt("-t", window.to_string()))
+            .await?;
+        self.forget(&killed);
+        Ok(killed)
+    }
+
+    /// Kills a pane, unless termpilot runs in it.
+    pub async fn kill_pane(&self, target: &str) -> Result<Killed> {
+        let pane = self.resolve_pane(target).await?;
+        let reply = self
+            .command(
+                Command::new("display-message")
+                    .flag("-p")
+                    .opt("-t", pane.to_string())
+                    .arg(fields(&["session_id", "window_id", "window_panes"])),
+            )
+            .await
+            .map_err(|e| not_found_pane(e, target))?;
+        let text = reply.text();
+        let record = Record::new("display-message", &text);
+        let last_in_window = record.parse::<u32>(2)? == 1;
+        let killed = Killed {
+            session: record.parse(0)?,
+            windows: if last_in_window { vec![record.parse(1)?] } else { Vec::new() },
+            panes: vec![pane],
+        };
+        self.refuse_own(&killed, "kill")?;
+        self.command(Command::new("kill-pane").opt("-t", pane.to_string()))
+            .await
+            .map_err(|e| not_found_pane(e, target))?;
+        self.forget(&killed);
+        Ok(killed)
+    }
+
+    /// Types into a pane: literal text, then key names, then Enter. Returns
+    /// the pane's journal cursor from before the input.
+    pub async fn send_input(&self, pane: PaneId, input: &Input) -> Result<u64> {
+        self.refuse_own_pane(pane, "type into")?;
+        let target = pane.to_string();
+        let mut commands = Vec::new();
+        if let Some(text) = input.text.as_deref().filter(|t| !t.is_empty()) {
+            commands.push(
+                Command::new("send-keys")
+                    .flag("-l")
+                    .opt("-t", &target)
+                    .end_of_flags()
+                    .arg(text),
+            );
+        }
+        if !input.keys.is_empty() {
+            let mut command = Command::new("send-keys").opt("-t", &target).end_of_flags();
+            for key in &input.keys {
+                command = command.arg(key);
+            }
+            commands.push(command);
+        }
+        if input.enter {
+            commands.push(Command::new("send-keys").opt("-t", &target).arg("Enter"));
+        }
+        self.run_for_pane(pane, commands).await
+    }
+
+    /// Pastes text into a pane through a tmux buffer, bracketed when the
+    /// program asked for bracketed paste and `bracketed` is set. Returns the
+    /// cursor from before the paste.
+    pub async fn paste(&self, pane: PaneId, text: &str, bracketed: bool, enter: bool) -> Result<u64> {
+        self.refuse_own_pane(pane, "paste into")?;
+        let target = pane.to_string();
+        let buffer = format!("termpilot-{}", self.shared.next_client_id().0);
+        let mut paste = Command::new("paste-buffer")
+            .flag("-d")
+            .flag("-r")
+            .opt("-b", &buffer)
+            .opt("-t", &target);
+        if bracketed {
+            paste = paste.flag("-p");
+        }
+        let mut commands = vec![
+            Command::new("set-buffer").opt("-b", &buffer).end_of_flags().arg(text),
+            paste,
+        ];
+        if enter {
+            commands.push(Command::new("send-keys").opt("-t", &target).arg("Enter"));
+        }
+        self.run_for_pane(pane, commands).await
+    }
+
+    /// Captures a pane's text, with the journal cursor at the moment of the
+    /// capture (output after it is not in the capture).
+    pub async fn capture(&self, pane: PaneId, scrollback: Scrollback) -> Result<Capture> {
+        let client = self.client_for_pane(pane).await?;
+        let target = pane.to_string();
+        let mut capture = Command::new("capture-pane").flag("-p").flag("-J").opt("-t", &target);
+        capture = match scrollback {
+            Scrollback::None => capture,
+            Scrollback::Lines(n) => capture.opt("-S", format!("-{n}")),
+            Scrollback::All => capture.opt("-S", "-"),
+        };
+        let facts = Command::new("display-message")
+            .flag("-p")
+            .opt("-t", &target)
+            .arg(fields(&["alternate_on", "pane_in_mode", "history_size"]));
+        let calls = vec![call(capture, Some(pane))?, call(facts, None)?];
+        let mut answers = self.pipeline(&client, calls).await.into_iter();
+        let captured = answers.next().expect("two answers")?;
+        let cursor = captured.cursor.unwrap_or_default();
+        let body = ok_reply(captured).map_err(|e| not_found_pane(e, &target))?;
+        let facts = ok_reply(answers.next().expect("two answers")?)?;
+        let facts_text = facts.text();
+        let record = Record::new("display-message", &facts_text);
+        let mut lines: Vec<String> = body
+            .lines
+            .iter()
+            .map(|line| String::from_utf8_lossy(line).trim_end().to_owned())
+            .collect();
+        while lines.last().is_some_and(|line| line.is_empty()) {
+            lines.pop();
+        }
+        Ok(Capture {
+            pane,
+            lines,
+            cursor,
+            alternate_screen: record.flag(0),
+            in_mode: record.flag(1),
+            history_size: record.parse(2).unwrap_or_default(),
+        })
+    }
+
+    /// The journal offset after the last output seen for `pane`.
+    pub fn journal_end(&self, pane: PaneId) -> u64 {
+        self.shared.panes.end(pane)
+    }
+
+    /// Reads a pane's journal: output from `from` on, and bytes lost before it.
+    pub fn read_journal<R>(&self, pane: PaneId, f: impl FnOnce(&termpilot_journal::Journal) -> R) -> R {
+        self.shared.panes.with_journal(pane, f)
+    }
+
+    /// A receiver that changes whenever `pane` prints.
+    pub fn subscribe(&self, pane: PaneId) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.panes.subscribe(pane)
+    }
+
+    /// Runs commands about one pane on the client that carries its output,
+    /// in one write; returns the cursor taken at the first reply.
+    async fn run_for_pane(&self, pane: PaneId, commands: Vec<Command>) -> Result<u64> {
+        let client = self.client_for_pane(pane).await?;
+        let mut calls = Vec::with_capacity(commands.len());
+        for (i, command) in commands.into_iter().enumerate() {
+            calls.push(call(command, (i == 0).then_some(pane))?);
+        }
+        let mut cursor = None;
+        for answer in self.pipeline(&client, calls).await {
+            let answer = answer?;
+            cursor = cursor.or(answer.cursor);
+            ok_reply(answer).map_err(|e| not_found_pane(e, &pane.to_string()))?;
+        }
+        Ok(cursor.unwrap_or_else(|| self.journal_end(pane)))
+    }
+
+    async fn doomed(&self, listing: Command, target: &str, kind: &'static str) -> Result<Killed> {
+        let reply = self.command(listing).await.map_err(|e| match e {
+            Error::Command { message, .. } if message.contains("can't find") => Error::NotFound {
+                kind,
+                target: target.to_owned(),
+                hint: "call list_sessions or list_panes to see what exists",
+            },
+            other => other,
+        })?;
+        let mut killed = Killed {
+            session: SessionId(0),
+            windows: Vec::new(),
+            panes: Vec::new(),
+        };
+        for line in reply.lines.iter().map(|l| String::from_utf8_lossy(l)) {
+            let record = Record::new("list-panes", &line);
+            killed.session = record.parse(0)?;
+            let window: WindowId = record.parse(1)?;
+            if !killed.windows.contains(&window) {
+                killed.windows.push(window);
+            }
+            killed.panes.push(record.parse(2)?);
+        }
+        if killed.panes.is_empty() {
+            return Err(Error::NotFound {
+                kind,
+                target: target.to_owned(),
+                hint: "call list_sessions or list_panes to see what exists",
+            });
+        }
+        Ok(killed)
+    }
+
+    fn refuse_own(&self, killed: &Killed, action: &'static str) -> Result<()> {
+        killed.panes.iter().try_for_each(|&pane| self.refuse_own_pane(pane, action))
+    }
+
+    fn refuse_own_pane(&self, pane: PaneId, action: &'static str) -> Result<()> {
+        match self.own_pane() {
+            Some(own) if own == pane => Err(Error::OwnPane { action, pane }),
+            _ => Ok(()),
+        }
+    }
+
+    fn forget(&self, killed: &Killed) {
+        for &pane in &killed.panes {
+            self.shared.panes.remove(pane);
+        }
+    }
+}
+
+fn with_spawn_options(
+    mut command: Command,
+    cwd: &Option<String>,
+    env: &[(String, String)],
+    shell_command: &Option<String>,
+) -> Command {
+    if let Some(cwd) = cwd {
+        command = command.opt("-c", cwd);
+    }
+    for (key, value) in env {
+        command = command.opt("-e", format!("{key}={value}"));
+    }
+    if let Some(shell_command) = shell_command {
+        command = command.end_of_flags().arg(shell_command);
+    }
+    command
+}
+
+fn created(text: &str) -> Result<Created> {
+    let line = text.lines().next().unwrap_or_default();
+    let record = Record::new("new", line);
+    Ok(Created {
+        session: record.parse(0)?,
+        window: record.parse(1)?,
+        pane: record.parse(2)?,
+        window_index: record.parse(3)?,
+        session_name: record.str(4).to_owned(),
+    })
+}
+
+fn pane_info(line: &str) -> Result<PaneInfo> {
+    let record = Record::new("list-panes", line);
+    Ok(PaneInfo {
+        id: record.parse(0)?,
+        session: record.parse(1)?,
+        window: record.parse(2)?,
+        window_index: record.parse(3)?,
+        index: record.parse(4)?,
+        width: record.parse(5)?,
+        height: record.parse(6)?,
+        active: record.flag(7) && record.flag(8),
+        dead: record.flag(9),
+        in_mode: record.flag(10),
+        alternate_screen: record.flag(11),
+        pid: record.parse(12).ok(),
+        session_name: record.str(13).to_owned(),
+        window_name: record.str(14).to_owned(),
+        current_command: record.str(15).to_owned(),
+        title: record.str(16).to_owned(),
+        cwd: record.str(17).to_owned(),
+    })
+}

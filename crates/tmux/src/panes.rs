@@ -1,0 +1,110 @@
+//! The engine's table of pane journals.
+//!
+//! Every `%output` line a control client reads ends up here. A pane's output
+//! can reach several control clients (a window linked into two tracked
+//! sessions), so each pane has one owning client and output from any other
+//! client is dropped: otherwise the journal would count it twice.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use termpilot_control::PaneId;
+use termpilot_journal::{Journal, Limits};
+use tokio::sync::watch;
+
+/// Identifies one control client for the lifetime of the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ClientId(pub(crate) u64);
+
+/// One pane's output and who it comes from.
+struct PaneEntry {
+    journal: Journal,
+    owner: Option<ClientId>,
+    /// Carries the journal's end offset, so waiters wake on new output.
+    end: watch::Sender<u64>,
+}
+
+/// All pane journals. A std `Mutex` guards the table: every critical section
+/// is a hash lookup plus a memcpy, never an `.await`.
+pub(crate) struct Panes {
+    table: Mutex<HashMap<PaneId, PaneEntry>>,
+    journal_bytes: usize,
+}
+
+impl Panes {
+    pub(crate) fn new(journal_bytes: usize) -> Self {
+        Panes {
+            table: Mutex::new(HashMap::new()),
+            journal_bytes,
+        }
+    }
+
+    fn with_entry<R>(&self, pane: PaneId, f: impl FnOnce(&mut PaneEntry) -> R) -> R {
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = table.entry(pane).or_insert_with(|| PaneEntry {
+            journal: Journal::new(Limits {
+                max_bytes: self.journal_bytes,
+            }),
+            owner: None,
+            end: watch::Sender::new(0),
+        });
+        f(entry)
+    }
+
+    /// Appends output read by `client`, unless another client owns the pane.
+    pub(crate) fn append(&self, client: ClientId, pane: PaneId, data: &[u8]) {
+        self.with_entry(pane, |entry| {
+            let owner = *entry.owner.get_or_insert(client);
+            if owner == client {
+                entry.journal.append(data);
+                entry.end.send_replace(entry.journal.end());
+            }
+        });
+    }
+
+    /// Makes `client` the pane's owner if it has none yet; returns the owner.
+    pub(crate) fn claim(&self, pane: PaneId, client: ClientId) -> ClientId {
+        self.with_entry(pane, |entry| *entry.owner.get_or_insert(client))
+    }
+
+    /// The owning client of a pane, if output or a claim has fixed one.
+    pub(crate) fn owner(&self, pane: PaneId) -> Option<ClientId> {
+        let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        table.get(&pane).and_then(|entry| entry.owner)
+    }
+
+    /// The journal offset after the last byte of output seen for `pane`.
+    pub(crate) fn end(&self, pane: PaneId) -> u64 {
+        self.with_entry(pane, |entry| entry.journal.end())
+    }
+
+    /// Runs `f` on the pane's journal.
+    pub(crate) fn with_journal<R>(&self, pane: PaneId, f: impl FnOnce(&Journal) -> R) -> R {
+        self.with_entry(pane, |entry| f(&entry.journal))
+    }
+
+    /// A receiver that changes whenever the pane's journal grows.
+    pub(crate) fn subscribe(&self, pane: PaneId) -> watch::Receiver<u64> {
+        self.with_entry(pane, |entry| entry.end.subscribe())
+    }
+
+    /// Forgets which panes `client` owned, so another client can take over.
+    pub(crate) fn release(&self, client: ClientId) {
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        for entry in table.values_mut() {
+            if entry.owner == Some(client) {
+                entry.owner = None;
+            }
+        }
+    }
+
+    /// Drops every journal: pane ids are reused by a new tmux server.
+    pub(crate) fn clear(&self) {
+        self.table.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// Drops one pane's journal once the pane is gone.
+    pub(crate) fn remove(&self, pane: PaneId) {
+        self.table.lock().unwrap_or_else(|e| e.into_inner()).remove(&pane);
+    }
+}
