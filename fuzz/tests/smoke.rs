@@ -1,0 +1,75 @@
+//! Runs the fuzz checks on a stable toolchain: on the recorded transcripts, on every
+//! prefix of them, and on pseudo-random inputs built from control-mode fragments.
+
+use termpilot_fuzz::{check_control_parser, check_quote_roundtrip};
+
+const FIXTURES: [&[u8]; 2] = [
+    include_bytes!("../../crates/control/tests/fixtures/session.txt"),
+    include_bytes!("../../crates/control/tests/fixtures/pause.txt"),
+];
+
+const FRAGMENTS: [&[u8]; 16] = [
+    b"%begin 1 2 1\n",
+    b"%end 1 2 1\n",
+    b"%error 1 2 1\n",
+    b"%end 1 3 1\n",
+    b"%output %1 ",
+    b"\\012",
+    b"\\",
+    b"\\37",
+    b"\n",
+    b"\r\n",
+    b"%pause %1\n",
+    b"%extended-output %2 7 : x",
+    b"%exit",
+    b"%layout-change @1 a b *",
+    b"\xff\x00",
+    b" : ",
+];
+
+/// A small deterministic generator (xorshift), so the test needs no extra crates.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+fn random_stream(seed: u64) -> Vec<u8> {
+    let mut state = seed.max(1);
+    let mut stream = Vec::new();
+    for _ in 0..(next(&mut state) % 64) {
+        let pick = next(&mut state) as usize;
+        match pick % 4 {
+            0 => stream.push(pick as u8),
+            _ => stream.extend_from_slice(FRAGMENTS[pick % FRAGMENTS.len()]),
+        }
+    }
+    stream
+}
+
+#[test]
+fn fixtures_and_their_prefixes_pass_the_parser_check() {
+    for fixture in FIXTURES {
+        for end in (0..=fixture.len()).step_by(37) {
+            check_control_parser(&fixture[..end]);
+        }
+        check_control_parser(fixture);
+    }
+}
+
+#[test]
+fn random_streams_pass_the_parser_check() {
+    for seed in 1..2000 {
+        check_control_parser(&random_stream(seed));
+    }
+}
+
+#[test]
+fn random_strings_pass_the_quote_check() {
+    for seed in 1..2000 {
+        check_quote_roundtrip(&random_stream(seed));
+    }
+    check_quote_roundtrip(&(0..=255).collect::<Vec<u8>>());
+    check_quote_roundtrip(b"");
+}
