@@ -189,7 +189,12 @@ struct ClientTask {
 }
 
 impl ClientTask {
-    async fn run(mut self, mut child: Child, mut stdout: ChildStdout, mut rx: mpsc::Receiver<Request>) {
+    async fn run(
+        mut self,
+        mut child: Child,
+        mut stdout: ChildStdout,
+        mut rx: mpsc::Receiver<Request>,
+    ) {
         let mut buf = vec![0u8; 64 * 1024];
         let reason = loop {
             tokio::select! {
@@ -261,13 +266,20 @@ impl ClientTask {
     fn handle_reply(&mut self, reply: Reply) {
         if reply.flags & 1 == 0 {
             if let Some(ready) = self.ready.take() {
-                let result = if reply.ok { Ok(reply) } else { Err(reply.text()) };
+                let result = if reply.ok {
+                    Ok(reply)
+                } else {
+                    Err(reply.text())
+                };
                 let _ = ready.send(result);
             }
             return;
         }
         let Some(pending) = self.pending.pop_front() else {
-            tracing::warn!(number = reply.number, "reply with no command waiting for it");
+            tracing::warn!(
+                number = reply.number,
+                "reply with no command waiting for it"
+            );
             return;
         };
         let cursor = pending.cursor_pane.map(|pane| self.shared.panes.end(pane));
@@ -302,7 +314,11 @@ impl ClientTask {
             if let Some(mut err) = child.stderr.take() {
                 let _ = err.read_to_string(&mut stderr).await;
             }
-            let why = if stderr.trim().is_empty() { reason.clone() } else { stderr.trim().to_owned() };
+            let why = if stderr.trim().is_empty() {
+                reason.clone()
+            } else {
+                stderr.trim().to_owned()
+            };
             let _ = ready.send(Err(why));
         }
         self.shared.forget_client(self.id);

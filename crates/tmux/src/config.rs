@@ -48,6 +48,28 @@ pub struct EngineConfig {
     pub default_size: (u16, u16),
     /// Bytes of output kept per pane before the oldest are evicted.
     pub journal_bytes: usize,
+    /// The tmux pane termpilot itself runs in, if any: the engine refuses to
+    /// type into or kill it when it belongs to the server in use.
+    pub host: Option<HostPane>,
+}
+
+/// Where termpilot itself runs, as tmux tells its child processes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPane {
+    /// The socket path of the server the pane belongs to (first field of `$TMUX`).
+    pub socket_path: String,
+    /// The pane id (`$TMUX_PANE`).
+    pub pane: termpilot_control::PaneId,
+}
+
+impl HostPane {
+    /// Reads `$TMUX` and `$TMUX_PANE`; `None` outside tmux.
+    pub fn from_env() -> Option<HostPane> {
+        let tmux = std::env::var("TMUX").ok()?;
+        let socket_path = tmux.split(',').next()?.to_owned();
+        let pane = std::env::var("TMUX_PANE").ok()?.parse().ok()?;
+        Some(HostPane { socket_path, pane })
+    }
 }
 
 impl Default for EngineConfig {
@@ -59,6 +81,7 @@ impl Default for EngineConfig {
             first_session: "main".to_owned(),
             default_size: (160, 48),
             journal_bytes: 8 << 20,
+            host: HostPane::from_env(),
         }
     }
 }

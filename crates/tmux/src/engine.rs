@@ -167,9 +167,10 @@ impl Engine {
             return Ok(client);
         }
         self.connect_all().await?;
-        self.shared
-            .any_client()
-            .ok_or_else(|| self.shared.connect_error("no session could be attached".into()))
+        self.shared.any_client().ok_or_else(|| {
+            self.shared
+                .connect_error("no session could be attached".into())
+        })
     }
 
     /// Attaches to every existing session, or starts the server with a first
@@ -258,22 +259,34 @@ impl Engine {
             .shared
             .any_client()
             .ok_or_else(|| self.shared.connect_error("no control client".into()))?;
-        let reply = run(&client, Command::new("display-message").flag("-p").arg("#{pid}\x1f#{socket_path}"))
-            .await?;
+        let reply = run(
+            &client,
+            Command::new("display-message")
+                .flag("-p")
+                .arg("#{pid}\x1f#{socket_path}"),
+        )
+        .await?;
         let text = reply.text();
         let mut fields = text.split('\x1f');
-        let pid: u32 = fields.next().unwrap_or_default().trim().parse().map_err(|_| {
-            Error::Protocol {
+        let pid: u32 = fields
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .parse()
+            .map_err(|_| Error::Protocol {
                 command: "display-message".into(),
                 detail: format!("expected the server pid, got {text:?}"),
-            }
-        })?;
-        let own_pane = own_pane_in(fields.next().unwrap_or_default());
+            })?;
+        let socket_path = fields.next().unwrap_or_default();
+        let own_pane = (self.shared.config.host.as_ref())
+            .filter(|host| host.socket_path == socket_path)
+            .map(|host| host.pane);
         let previous = self.shared.epoch.swap(pid, Ordering::AcqRel);
         if previous != pid {
             self.shared.panes.clear();
         }
-        *self.shared.server.lock().unwrap_or_else(|e| e.into_inner()) = Some(ServerFacts { own_pane });
+        *self.shared.server.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(ServerFacts { own_pane });
         Ok(())
     }
 
@@ -283,7 +296,11 @@ impl Engine {
         let Some(client) = self.shared.any_client() else {
             return Ok(());
         };
-        let reply = run(&client, Command::new("list-sessions").opt("-F", "#{session_id}")).await?;
+        let reply = run(
+            &client,
+            Command::new("list-sessions").opt("-F", "#{session_id}"),
+        )
+        .await?;
         let tracked = self.shared.tracked_sessions();
         for line in reply.lines.iter() {
             let Ok(session) = String::from_utf8_lossy(line).trim().parse::<SessionId>() else {
@@ -303,13 +320,16 @@ impl Engine {
     pub(crate) async fn spawn_session(&self, args: Vec<OsString>) -> Result<Reply> {
         self.primary().await?;
         let _guard = self.shared.tracking.lock().await;
-        let (handle, first) = client::spawn(&self.shared, args, None).await.map_err(|e| match e {
-            Error::Connect { reason, .. } => Error::Command {
-                command: "new-session".into(),
-                message: reason,
-            },
-            other => other,
-        })?;
+        let (handle, first) =
+            client::spawn(&self.shared, args, None)
+                .await
+                .map_err(|e| match e {
+                    Error::Connect { reason, .. } => Error::Command {
+                        command: "new-session".into(),
+                        message: reason,
+                    },
+                    other => other,
+                })?;
         self.shared.insert_client(handle);
         Ok(first)
     }
@@ -317,7 +337,12 @@ impl Engine {
     /// The client whose stream carries `pane`'s output (claiming one if no
     /// output has been seen yet).
     pub(crate) async fn client_for_pane(&self, pane: PaneId) -> Result<ClientHandle> {
-        if let Some(client) = self.shared.panes.owner(pane).and_then(|id| self.shared.client_by_id(id)) {
+        if let Some(client) = self
+            .shared
+            .panes
+            .owner(pane)
+            .and_then(|id| self.shared.client_by_id(id))
+        {
             return Ok(client);
         }
         let primary = self.primary().await?;
@@ -325,18 +350,23 @@ impl Engine {
             .flag("-p")
             .opt("-t", pane.to_string())
             .arg("#{session_id}");
-        let reply = run(&primary, query).await.map_err(|e| not_found_pane(e, &pane.to_string()))?;
-        let session: SessionId = reply.text().trim().parse().map_err(|_| Error::Protocol {
-            command: "display-message".into(),
-            detail: format!("expected a session id, got {:?}", reply.text()),
+        let reply = run(&primary, query)
+            .await
+            .map_err(|e| not_found_pane(e, &pane.to_string()))?;
+        // display-message does not fail on a missing target: it prints nothing.
+        let session: SessionId = reply.text().trim().parse().map_err(|_| Error::NotFound {
+            kind: "pane",
+            target: pane.to_string(),
+            hint: "call list_panes to see the panes",
         })?;
         let client = match self.shared.client_for_session(session) {
             Some(client) => client,
             None => {
                 self.sync_sessions().await?;
-                self.shared
-                    .client_for_session(session)
-                    .ok_or_else(|| self.shared.connect_error(format!("cannot attach to session {session}")))?
+                self.shared.client_for_session(session).ok_or_else(|| {
+                    self.shared
+                        .connect_error(format!("cannot attach to session {session}"))
+                })?
             }
         };
         let owner = self.shared.panes.claim(pane, client.id);
@@ -344,7 +374,11 @@ impl Engine {
     }
 
     /// Runs calls on `client` in one write, returning each reply.
-    pub(crate) async fn pipeline(&self, client: &ClientHandle, calls: Vec<Call>) -> Vec<Result<Answer>> {
+    pub(crate) async fn pipeline(
+        &self,
+        client: &ClientHandle,
+        calls: Vec<Call>,
+    ) -> Vec<Result<Answer>> {
         client.call_many(calls).await
     }
 
@@ -403,22 +437,14 @@ pub(crate) fn not_found_pane(error: Error, target: &str) -> Error {
     }
 }
 
-/// termpilot's own pane, when `$TMUX` says it runs inside this server.
-fn own_pane_in(socket_path: &str) -> Option<PaneId> {
-    let tmux = std::env::var("TMUX").ok()?;
-    let ours = tmux.split(',').next()?;
-    if ours != socket_path {
-        return None;
-    }
-    std::env::var("TMUX_PANE").ok()?.parse().ok()
-}
-
 /// Background task: attaches clients to new sessions when tmux says the
 /// session list changed. Ends when the last engine handle is dropped (the
 /// wake channel's sender lives in the shared state).
 async fn supervise(shared: Weak<Shared>, mut woken: tokio::sync::mpsc::Receiver<()>) {
     while woken.recv().await.is_some() {
-        let Some(strong) = shared.upgrade() else { return };
+        let Some(strong) = shared.upgrade() else {
+            return;
+        };
         if strong.sessions_dirty.swap(false, Ordering::AcqRel) {
             let engine = Engine { shared: strong };
             if let Err(e) = engine.sync_sessions().await {

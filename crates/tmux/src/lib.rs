@@ -34,7 +34,7 @@ mod ops;
 mod panes;
 
 pub use client::Answer;
-pub use config::{EngineConfig, Socket};
+pub use config::{EngineConfig, HostPane, Socket};
 pub use engine::Engine;
 pub use error::{Error, Result};
 pub use ops::{

@@ -232,16 +232,26 @@ const PANE_FIELDS: &[&str] = &[
     "pane_current_path",
 ];
 
-const CREATED_FIELDS: &[&str] = &["session_id", "window_id", "pane_id", "window_index", "session_name"];
+const CREATED_FIELDS: &[&str] = &[
+    "session_id",
+    "window_id",
+    "pane_id",
+    "window_index",
+    "session_name",
+];
 
 impl Engine {
     /// Lists sessions.
     pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
         let client = self.primary().await?;
         let calls = vec![
-            call(Command::new("list-sessions").opt("-F", fields(SESSION_FIELDS)), None)?,
             call(
-                Command::new("list-clients").opt("-F", fields(&["session_id", "client_control_mode"])),
+                Command::new("list-sessions").opt("-F", fields(SESSION_FIELDS)),
+                None,
+            )?,
+            call(
+                Command::new("list-clients")
+                    .opt("-F", fields(&["session_id", "client_control_mode"])),
                 None,
             )?,
         ];
@@ -283,7 +293,11 @@ impl Engine {
                 if message.contains("can't find") =>
             {
                 Error::NotFound {
-                    kind: if matches!(scope, PaneScope::Session(_)) { "session" } else { "window" },
+                    kind: if matches!(scope, PaneScope::Session(_)) {
+                        "session"
+                    } else {
+                        "window"
+                    },
                     target: t.clone(),
                     hint: "call list_sessions or list_panes without arguments",
                 }
@@ -303,7 +317,12 @@ impl Engine {
             return Ok(pane);
         }
         let reply = self
-            .command(Command::new("display-message").flag("-p").opt("-t", target).arg("#{pane_id}"))
+            .command(
+                Command::new("display-message")
+                    .flag("-p")
+                    .opt("-t", target)
+                    .arg("#{pane_id}"),
+            )
             .await
             .map_err(|e| not_found_pane(e, target))?;
         reply.text().trim().parse().map_err(|_| Error::NotFound {
@@ -389,7 +408,10 @@ impl Engine {
             command = command.opt("-l", size);
         }
         command = with_spawn_options(command, &options.cwd, &options.env, &options.command);
-        let reply = self.command(command).await.map_err(|e| not_found_pane(e, &options.target))?;
+        let reply = self
+            .command(command)
+            .await
+            .map_err(|e| not_found_pane(e, &options.target))?;
         created(&reply.text())
     }
 
@@ -414,7 +436,11 @@ impl Engine {
             .opt("-F", fields(&["session_id", "window_id", "pane_id"]));
         let killed = self.doomed(listing, target, "window").await?;
         self.refuse_own(&killed, "kill")?;
-        let window = killed.windows.first().copied().expect("a window was listed");
+        let window = killed
+            .windows
+            .first()
+            .copied()
+            .expect("a window was listed");
         self.command(Command::new("kill-window").opt("-t", window.to_string()))
             .await?;
         self.forget(&killed);
@@ -438,7 +464,11 @@ impl Engine {
         let last_in_window = record.parse::<u32>(2)? == 1;
         let killed = Killed {
             session: record.parse(0)?,
-            windows: if last_in_window { vec![record.parse(1)?] } else { Vec::new() },
+            windows: if last_in_window {
+                vec![record.parse(1)?]
+            } else {
+                Vec::new()
+            },
             panes: vec![pane],
         };
         self.refuse_own(&killed, "kill")?;
@@ -480,7 +510,13 @@ impl Engine {
     /// Pastes text into a pane through a tmux buffer, bracketed when the
     /// program asked for bracketed paste and `bracketed` is set. Returns the
     /// cursor from before the paste.
-    pub async fn paste(&self, pane: PaneId, text: &str, bracketed: bool, enter: bool) -> Result<u64> {
+    pub async fn paste(
+        &self,
+        pane: PaneId,
+        text: &str,
+        bracketed: bool,
+        enter: bool,
+    ) -> Result<u64> {
         self.refuse_own_pane(pane, "paste into")?;
         let target = pane.to_string();
         let buffer = format!("termpilot-{}", self.shared.next_client_id().0);
@@ -493,7 +529,10 @@ impl Engine {
             paste = paste.flag("-p");
         }
         let mut commands = vec![
-            Command::new("set-buffer").opt("-b", &buffer).end_of_flags().arg(text),
+            Command::new("set-buffer")
+                .opt("-b", &buffer)
+                .end_of_flags()
+                .arg(text),
             paste,
         ];
         if enter {
@@ -507,7 +546,10 @@ impl Engine {
     pub async fn capture(&self, pane: PaneId, scrollback: Scrollback) -> Result<Capture> {
         let client = self.client_for_pane(pane).await?;
         let target = pane.to_string();
-        let mut capture = Command::new("capture-pane").flag("-p").flag("-J").opt("-t", &target);
+        let mut capture = Command::new("capture-pane")
+            .flag("-p")
+            .flag("-J")
+            .opt("-t", &target);
         capture = match scrollback {
             Scrollback::None => capture,
             Scrollback::Lines(n) => capture.opt("-S", format!("-{n}")),
@@ -549,7 +591,11 @@ impl Engine {
     }
 
     /// Reads a pane's journal: output from `from` on, and bytes lost before it.
-    pub fn read_journal<R>(&self, pane: PaneId, f: impl FnOnce(&termpilot_journal::Journal) -> R) -> R {
+    pub fn read_journal<R>(
+        &self,
+        pane: PaneId,
+        f: impl FnOnce(&termpilot_journal::Journal) -> R,
+    ) -> R {
         self.shared.panes.with_journal(pane, f)
     }
 
@@ -609,7 +655,10 @@ impl Engine {
     }
 
     fn refuse_own(&self, killed: &Killed, action: &'static str) -> Result<()> {
-        killed.panes.iter().try_for_each(|&pane| self.refuse_own_pane(pane, action))
+        killed
+            .panes
+            .iter()
+            .try_for_each(|&pane| self.refuse_own_pane(pane, action))
     }
 
     fn refuse_own_pane(&self, pane: PaneId, action: &'static str) -> Result<()> {

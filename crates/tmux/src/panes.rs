@@ -105,6 +105,9 @@ impl Panes {
 
     /// Drops one pane's journal once the pane is gone.
     pub(crate) fn remove(&self, pane: PaneId) {
-        self.table.lock().unwrap_or_else(|e| e.into_inner()).remove(&pane);
+        self.table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&pane);
     }
 }

@@ -1,0 +1,432 @@
+//! The engine against a real tmux server, one private server per test.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{TestTmux, eventually, temp_path};
+use termpilot_tmux::{
+    Engine, Error, HostPane, Input, NewSession, NewWindow, PaneId, PaneScope, Scrollback, Split,
+    SplitDirection,
+};
+
+const LIMIT: Duration = Duration::from_secs(10);
+
+async fn connect(tmux: &TestTmux) -> Engine {
+    tokio::time::timeout(LIMIT, Engine::connect(tmux.config()))
+        .await
+        .expect("connect in time")
+        .expect("connect")
+}
+
+fn text(value: &str) -> Input {
+    Input {
+        text: Some(value.to_owned()),
+        ..Input::default()
+    }
+}
+
+/// Text of the pane's journal from `cursor` on, control sequences removed.
+fn journal_text(engine: &Engine, pane: PaneId, cursor: u64) -> String {
+    engine.read_journal(pane, |journal| {
+        termpilot_journal::clean_text(&journal.read_from(cursor).bytes)
+    })
+}
+
+async fn wait_for_journal(engine: &Engine, pane: PaneId, cursor: u64, needle: &str) -> String {
+    eventually(LIMIT, async || {
+        let text = journal_text(engine, pane, cursor);
+        text.contains(needle).then_some(text)
+    })
+    .await
+    .unwrap_or_else(|| {
+        panic!(
+            "{needle:?} not in the journal of {pane}: {:?}",
+            journal_text(engine, pane, cursor)
+        )
+    })
+}
+
+/// A session whose pane copies exactly `len` raw bytes of input to a file.
+async fn raw_sink(engine: &Engine, len: usize) -> (PaneId, std::path::PathBuf) {
+    let out = temp_path("sink");
+    let command = format!(
+        "stty raw -echo; echo sink-ready; head -c {len} > '{}'; sleep 30",
+        out.display()
+    );
+    let created = engine
+        .create_session(&NewSession {
+            command: Some(command),
+            ..NewSession::default()
+        })
+        .await
+        .expect("create sink session");
+    // The terminal is raw once the marker is printed.
+    wait_for_journal(engine, created.pane, 0, "sink-ready").await;
+    (created.pane, out)
+}
+
+async fn read_sink(path: &std::path::Path, len: usize) -> Vec<u8> {
+    eventually(LIMIT, async || {
+        let bytes = std::fs::read(path).ok()?;
+        (bytes.len() >= len).then_some(bytes)
+    })
+    .await
+    .unwrap_or_else(|| std::fs::read(path).unwrap_or_default())
+}
+
+#[tokio::test]
+async fn starts_its_own_server_with_a_first_session() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let sessions = engine.list_sessions().await.unwrap();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(sessions[0].name, "main");
+    assert_eq!(
+        sessions[0].attached, 0,
+        "termpilot's own clients are not counted"
+    );
+    let panes = engine.list_panes(&PaneScope::All).await.unwrap();
+    assert_eq!(panes.len(), 1);
+    assert_eq!((panes[0].width, panes[0].height), (100, 30));
+}
+
+#[tokio::test]
+async fn text_arrives_byte_for_byte() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let payload = "echo $(whoami) `id` 'single' \"double\" #{pane_id} %1 ~ \\; a\tb é 日本 🦀 -- ;";
+    let (pane, out) = raw_sink(&engine, payload.len()).await;
+    engine.send_input(pane, &text(payload)).await.unwrap();
+    assert_eq!(read_sink(&out, payload.len()).await, payload.as_bytes());
+    let _ = std::fs::remove_file(out);
+}
+
+#[tokio::test]
+async fn text_starting_with_a_dash_is_not_a_flag() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let payload = "-l -t %0 ;";
+    let (pane, out) = raw_sink(&engine, payload.len()).await;
+    engine.send_input(pane, &text(payload)).await.unwrap();
+    assert_eq!(read_sink(&out, payload.len()).await, payload.as_bytes());
+    let _ = std::fs::remove_file(out);
+}
+
+#[tokio::test]
+async fn paste_keeps_newlines_and_tabs() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let payload = "line one;\n\tline two $HOME\nlast `x`\n";
+    let (pane, out) = raw_sink(&engine, payload.len()).await;
+    engine.paste(pane, payload, false, false).await.unwrap();
+    assert_eq!(read_sink(&out, payload.len()).await, payload.as_bytes());
+    let _ = std::fs::remove_file(out);
+}
+
+#[tokio::test]
+async fn cursor_from_send_covers_the_commands_output() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("main:0.0").await.unwrap();
+    let input = Input {
+        text: Some("echo tp-$((6*7))-done".into()),
+        enter: true,
+        ..Input::default()
+    };
+    let cursor = engine.send_input(pane, &input).await.unwrap();
+    let seen = wait_for_journal(&engine, pane, cursor, "tp-42-done").await;
+    assert!(seen.lines().any(|l| l.trim() == "tp-42-done"), "{seen:?}");
+    let later = engine.journal_end(pane);
+    assert!(later > cursor, "the journal grew past the cursor");
+}
+
+#[tokio::test]
+async fn key_names_reach_the_program() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    let run = Input {
+        text: Some("sleep 30; echo after-sleep".into()),
+        enter: true,
+        ..Input::default()
+    };
+    engine.send_input(pane, &run).await.unwrap();
+    let interrupt = Input {
+        keys: vec!["C-c".into()],
+        ..Input::default()
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let cursor = engine.send_input(pane, &interrupt).await.unwrap();
+    let echo = Input {
+        text: Some("echo interrupted-ok".into()),
+        enter: true,
+        ..Input::default()
+    };
+    engine.send_input(pane, &echo).await.unwrap();
+    let seen = wait_for_journal(&engine, pane, cursor, "\ninterrupted-ok").await;
+    assert!(
+        !seen.contains("after-sleep"),
+        "C-c ended the whole command line: {seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn capture_reads_the_screen_and_history() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    let input = Input {
+        text: Some("seq 1 200".into()),
+        enter: true,
+        ..Input::default()
+    };
+    let cursor = engine.send_input(pane, &input).await.unwrap();
+    wait_for_journal(&engine, pane, cursor, "\n200").await;
+    let screen = engine.capture(pane, Scrollback::None).await.unwrap();
+    assert!(screen.lines.len() <= 30, "the screen is 30 lines");
+    assert!(screen.lines.iter().any(|l| l == "200"));
+    assert!(!screen.lines.iter().any(|l| l == "1"));
+    let all = engine.capture(pane, Scrollback::All).await.unwrap();
+    assert!(
+        all.lines.iter().any(|l| l == "1"),
+        "history has the first line"
+    );
+    assert!(all.history_size > 0);
+    assert!(all.cursor >= cursor);
+}
+
+#[tokio::test]
+async fn lifecycle_create_split_kill() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let session = engine
+        .create_session(&NewSession {
+            name: Some("work".into()),
+            width: Some(120),
+            height: Some(40),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(session.session_name, "work");
+    let window = engine
+        .create_window(&NewWindow {
+            target: "work".into(),
+            name: Some("logs".into()),
+            ..NewWindow::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(window.session, session.session);
+    let split = engine
+        .split_pane(&Split {
+            target: window.pane.to_string(),
+            direction: SplitDirection::Below,
+            size: Some("30%".into()),
+            command: None,
+            cwd: None,
+            env: vec![],
+        })
+        .await
+        .unwrap();
+    let panes = engine
+        .list_panes(&PaneScope::Session("work".into()))
+        .await
+        .unwrap();
+    assert_eq!(panes.len(), 3, "{panes:?}");
+    assert!(
+        panes.iter().all(|p| p.width == 120),
+        "sizes are the session's: {panes:?}"
+    );
+    let killed = engine.kill_pane(&split.pane.to_string()).await.unwrap();
+    assert_eq!(killed.panes, vec![split.pane]);
+    assert!(killed.windows.is_empty());
+    let killed = engine
+        .kill_window(&window.window.to_string())
+        .await
+        .unwrap();
+    assert_eq!(killed.windows, vec![window.window]);
+    let killed = engine.kill_session("work").await.unwrap();
+    assert_eq!(killed.session, session.session);
+    let names: Vec<String> = engine
+        .list_sessions()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, vec!["main"]);
+}
+
+#[tokio::test]
+async fn new_session_output_is_journaled_from_the_first_byte() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let created = engine
+        .create_session(&NewSession {
+            command: Some("echo first-byte-marker; sleep 30".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    wait_for_journal(&engine, created.pane, 0, "first-byte-marker").await;
+}
+
+#[tokio::test]
+async fn sessions_made_outside_termpilot_are_tracked() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let out = tmux.tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "outside",
+        "-P",
+        "-F",
+        "#{pane_id}",
+    ]);
+    assert!(out.status.success());
+    let pane: PaneId = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // Give the engine a moment to attach, then type and expect the output.
+    let input = Input {
+        text: Some("echo outside-$((2+3))".into()),
+        enter: true,
+        ..Input::default()
+    };
+    let cursor = engine.send_input(pane, &input).await.unwrap();
+    wait_for_journal(&engine, pane, cursor, "outside-5").await;
+}
+
+#[tokio::test]
+async fn missing_targets_are_clear_errors() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let err = engine
+        .send_input(PaneId(9999), &text("x"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { kind: "pane", .. }), "{err}");
+    assert!(err.to_string().contains("list_panes"), "{err}");
+    let err = engine.resolve_pane("nosuch:1.0").await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    let err = engine.kill_session("nosuch").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NotFound {
+                kind: "session",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = engine
+        .create_session(&NewSession {
+            name: Some("main".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("duplicate session"), "{err}");
+    // Still serving.
+    assert_eq!(engine.list_sessions().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn refuses_to_touch_its_own_pane() {
+    let tmux = TestTmux::new();
+    let probe = connect(&tmux).await;
+    let socket = probe
+        .command(
+            termpilot_control::Command::new("display-message")
+                .flag("-p")
+                .arg("#{socket_path}"),
+        )
+        .await
+        .unwrap()
+        .text();
+    drop(probe);
+    let mut config = tmux.config();
+    config.host = Some(HostPane {
+        socket_path: socket.trim().to_owned(),
+        pane: PaneId(0),
+    });
+    let engine = Engine::connect(config).await.unwrap();
+    assert_eq!(engine.own_pane(), Some(PaneId(0)));
+    let err = engine.send_input(PaneId(0), &text("x")).await.unwrap_err();
+    assert!(matches!(err, Error::OwnPane { .. }), "{err}");
+    let err = engine.kill_pane("%0").await.unwrap_err();
+    assert!(matches!(err, Error::OwnPane { .. }), "{err}");
+    let err = engine.kill_session("main").await.unwrap_err();
+    assert!(matches!(err, Error::OwnPane { .. }), "{err}");
+    assert_eq!(
+        engine.list_sessions().await.unwrap().len(),
+        1,
+        "nothing was killed"
+    );
+}
+
+#[tokio::test]
+async fn survives_the_server_dying_and_reconnects() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    assert_eq!(engine.list_sessions().await.unwrap().len(), 1);
+    let first_epoch = engine.epoch();
+    tmux.kill_server();
+    // Calls fail clearly or, once the clients noticed, reconnect by starting
+    // a fresh server; either way the engine keeps answering.
+    let recovered = eventually(LIMIT, async || engine.list_sessions().await.ok()).await;
+    let sessions = recovered.expect("the engine reconnects to a new server");
+    assert_eq!(sessions.len(), 1);
+    assert_ne!(engine.epoch(), first_epoch, "a new server is a new epoch");
+    let pane = engine.resolve_pane("main:0.0").await.unwrap();
+    let input = Input {
+        text: Some("echo back-again".into()),
+        enter: true,
+        ..Input::default()
+    };
+    let cursor = engine.send_input(pane, &input).await.unwrap();
+    wait_for_journal(&engine, pane, cursor, "\nback-again").await;
+}
+
+#[tokio::test]
+async fn pending_calls_fail_when_the_server_dies() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    // tmux answers `wait-for` at once but runs nothing after it on the same
+    // client until the channel is signalled, which never happens: the next
+    // call is pending when the server dies.
+    engine
+        .command(termpilot_control::Command::new("wait-for").arg("never-signalled"))
+        .await
+        .unwrap();
+    let waiting = engine.clone();
+    let pending = tokio::spawn(async move {
+        waiting
+            .command(
+                termpilot_control::Command::new("display-message")
+                    .flag("-p")
+                    .arg("x"),
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!pending.is_finished(), "the call after wait-for is pending");
+    // SIGKILL, so tmux cannot wake its waiters on the way out (kill-server
+    // would, and the pending call would then be answered).
+    let pid = tmux.tmux(&["display-message", "-p", "#{pid}"]);
+    let pid = String::from_utf8_lossy(&pid.stdout).trim().to_owned();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "killed the test's own tmux server {pid}");
+    let outcome = tokio::time::timeout(LIMIT, pending)
+        .await
+        .expect("the pending call ends in time")
+        .expect("the task did not panic");
+    let err = outcome.expect_err("a call pending when tmux dies fails");
+    assert!(matches!(err, Error::Disconnected { .. }), "{err}");
+    assert!(err.to_string().contains("reconnects"), "{err}");
+}
