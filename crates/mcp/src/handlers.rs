@@ -49,7 +49,12 @@ async fn list_sessions(server: &TermpilotServer) -> Outcome {
     let sessions = server.engine.list_sessions().await.map_err(engine_error)?;
     let text = sessions
         .iter()
-        .map(|s| format!("{} {} ({} windows, {} attached)", s.id, s.name, s.windows, s.attached))
+        .map(|s| {
+            format!(
+                "{} {} ({} windows, {} attached)",
+                s.id, s.name, s.windows, s.attached
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let list = SessionList {
@@ -64,7 +69,11 @@ async fn list_panes(server: &TermpilotServer, params: ListPanesParams) -> Outcom
         (None, Some(session)) => PaneScope::Session(session),
         (None, None) => PaneScope::All,
     };
-    let panes = server.engine.list_panes(&scope).await.map_err(engine_error)?;
+    let panes = server
+        .engine
+        .list_panes(&scope)
+        .await
+        .map_err(engine_error)?;
     let text = panes
         .iter()
         .map(|p| {
@@ -91,7 +100,11 @@ async fn list_panes(server: &TermpilotServer, params: ListPanesParams) -> Outcom
 }
 
 async fn pane(server: &TermpilotServer, target: &str) -> Result<PaneId, String> {
-    server.engine.resolve_pane(target).await.map_err(engine_error)
+    server
+        .engine
+        .resolve_pane(target)
+        .await
+        .map_err(engine_error)
 }
 
 async fn send_keys(server: &TermpilotServer, params: SendKeysParams) -> Outcome {
@@ -106,7 +119,11 @@ async fn send_keys(server: &TermpilotServer, params: SendKeysParams) -> Outcome 
     }
     let pane = pane(server, &params.pane).await?;
     let input = Input { text, keys, enter };
-    let cursor = server.engine.send_input(pane, &input).await.map_err(engine_error)?;
+    let cursor = server
+        .engine
+        .send_input(pane, &input)
+        .await
+        .map_err(engine_error)?;
     sent(server, pane, cursor)
 }
 
@@ -134,12 +151,14 @@ fn sent(server: &TermpilotServer, pane: PaneId, cursor: u64) -> Outcome {
 fn validate_keys(keys: Vec<KeyName>) -> Result<Vec<String>, String> {
     keys.into_iter()
         .enumerate()
-        .map(|(i, KeyName(name))| match termpilot_keys::parse_key(&name) {
-            Ok(_) => Ok(name),
-            Err(e) => Err(format!(
-                "keys[{i}]: {e}; to type text literally, use `text` instead of `keys`"
-            )),
-        })
+        .map(
+            |(i, KeyName(name))| match termpilot_keys::parse_key(&name) {
+                Ok(_) => Ok(name),
+                Err(e) => Err(format!(
+                    "keys[{i}]: {e}; to type text literally, use `text` instead of `keys`"
+                )),
+            },
+        )
         .collect()
 }
 
@@ -161,7 +180,11 @@ async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Ou
         Some(ScrollbackArg::Lines(n)) => Scrollback::Lines(n),
         Some(ScrollbackArg::All(_)) => Scrollback::All,
     };
-    let capture = server.engine.capture(pane, scrollback).await.map_err(engine_error)?;
+    let capture = server
+        .engine
+        .capture(pane, scrollback)
+        .await
+        .map_err(engine_error)?;
     let budget = server.budget(params.max_tokens);
     let rendered = server.render_lines(&capture.lines, budget)?;
     let entry = CaptureEntry {
@@ -195,7 +218,10 @@ async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Ou
 fn env_pairs(env: Option<BTreeMap<String, String>>) -> Result<Vec<(String, String)>, String> {
     let env = env.unwrap_or_default();
     if env.len() > MAX_ENV {
-        return Err(format!("env: at most {MAX_ENV} variables, got {}", env.len()));
+        return Err(format!(
+            "env: at most {MAX_ENV} variables, got {}",
+            env.len()
+        ));
     }
     for (key, value) in &env {
         let valid = !key.is_empty()
@@ -255,7 +281,12 @@ fn created(result: termpilot_tmux::Result<termpilot_tmux::Created>) -> Outcome {
     let entry = CreatedEntry::from(result.map_err(engine_error)?);
     let text = format!(
         "created pane {} in window {} ({}:{}) of session {} ({})",
-        entry.pane, entry.window, entry.session_name, entry.window_index, entry.session, entry.session_name
+        entry.pane,
+        entry.window,
+        entry.session_name,
+        entry.window_index,
+        entry.session,
+        entry.session_name
     );
     Done::new(&entry, text)
 }

@@ -78,7 +78,9 @@ impl TermpilotServer {
 
     async fn call(&self, name: &str, arguments: Value) -> Result<Done, String> {
         let Some(spec) = catalog::find(name) else {
-            return Err(format!("unknown tool {name:?}; call tools/list to see the tools"));
+            return Err(format!(
+                "unknown tool {name:?}; call tools/list to see the tools"
+            ));
         };
         if !self.options.toolsets.contains(spec.toolset) {
             return Err(format!(

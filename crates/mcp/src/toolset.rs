@@ -45,7 +45,9 @@ impl fmt::Display for Toolset {
 
 /// A toolset name that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown toolset {0:?}; the toolsets are read-only, input, lifecycle, destructive (or all)")]
+#[error(
+    "unknown toolset {0:?}; the toolsets are read-only, input, lifecycle, destructive (or all)"
+)]
 pub struct UnknownToolset(pub String);
 
 impl FromStr for Toolset {
@@ -117,7 +119,10 @@ mod tests {
         let sets = Toolsets::parse("read-only, destructive").unwrap();
         assert!(sets.contains(Toolset::Destructive));
         assert!(!sets.contains(Toolset::Input));
-        assert_eq!(Toolsets::parse("all").unwrap().to_string(), "read-only,input,lifecycle,destructive");
+        assert_eq!(
+            Toolsets::parse("all").unwrap().to_string(),
+            "read-only,input,lifecycle,destructive"
+        );
     }
 
     #[test]

@@ -43,19 +43,37 @@ impl Validators {
             .map(|error| {
                 let path = error.instance_path().to_string();
                 let field = path.trim_start_matches('/').replace('/', ".");
+                let message = shortened(&error.to_string());
                 if field.is_empty() {
-                    error.to_string()
+                    message
                 } else {
-                    format!("{field}: {error}")
+                    format!("{field}: {message}")
                 }
             })
             .collect();
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(format!("invalid arguments for {tool}: {}", problems.join("; ")))
+            Err(format!(
+                "invalid arguments for {tool}: {}",
+                problems.join("; ")
+            ))
         }
     }
+}
+
+/// Keeps an error message short when it quotes a long argument back: the
+/// caller needs the beginning and the reason at the end, not the whole value.
+fn shortened(message: &str) -> String {
+    const HEAD: usize = 60;
+    const TAIL: usize = 80;
+    let chars: Vec<char> = message.chars().collect();
+    if chars.len() <= HEAD + TAIL + 20 {
+        return message.to_owned();
+    }
+    let head: String = chars[..HEAD].iter().collect();
+    let tail: String = chars[chars.len() - TAIL..].iter().collect();
+    format!("{head}[... {} characters ...]{tail}", chars.len() - HEAD - TAIL)
 }
 
 /// Deserialises checked arguments into the tool's parameter type.
@@ -71,14 +89,18 @@ mod tests {
     #[test]
     fn missing_required_field_is_named() {
         let validators = Validators::new();
-        let err = validators.check("send_keys", &json!({"text": "x"})).unwrap_err();
+        let err = validators
+            .check("send_keys", &json!({"text": "x"}))
+            .unwrap_err();
         assert!(err.contains("pane"), "{err}");
     }
 
     #[test]
     fn wrong_type_is_reported() {
         let validators = Validators::new();
-        let err = validators.check("send_keys", &json!({"pane": 3})).unwrap_err();
+        let err = validators
+            .check("send_keys", &json!({"pane": 3}))
+            .unwrap_err();
         assert!(err.contains("pane"), "{err}");
     }
 
@@ -90,6 +112,8 @@ mod tests {
             .check("send_keys", &json!({"pane": "%1", "text": text}))
             .unwrap_err();
         assert!(err.contains("text"), "{err}");
+        assert!(err.len() < 400, "the message does not quote the whole text: {}", err.len());
+        assert!(err.contains("65536"), "the message keeps the limit: {err}");
         let fits = "é".repeat(crate::params::MAX_TEXT);
         validators
             .check("send_keys", &json!({"pane": "%1", "text": fits}))
@@ -99,7 +123,11 @@ mod tests {
     #[test]
     fn unknown_fields_are_refused() {
         let validators = Validators::new();
-        assert!(validators.check("list_sessions", &json!({"bogus": 1})).is_err());
+        assert!(
+            validators
+                .check("list_sessions", &json!({"bogus": 1}))
+                .is_err()
+        );
         assert!(validators.check("list_sessions", &json!({})).is_ok());
     }
 

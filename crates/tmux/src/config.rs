@@ -88,11 +88,16 @@ impl Default for EngineConfig {
 
 impl EngineConfig {
     /// The arguments that select the server, for every tmux invocation.
+    ///
+    /// `-u` makes tmux treat the client as UTF-8 whatever the locale: an MCP
+    /// client often starts servers with no `LANG` at all, and tmux would then
+    /// replace every control and non-ASCII byte of replies with `_`.
     pub(crate) fn socket_args(&self) -> Vec<OsString> {
-        let mut args: Vec<OsString> = match &self.socket {
-            Socket::Name(name) => vec!["-L".into(), name.into()],
-            Socket::Path(path) => vec!["-S".into(), path.into()],
-        };
+        let mut args: Vec<OsString> = vec!["-u".into()];
+        args.extend::<[OsString; 2]>(match &self.socket {
+            Socket::Name(name) => ["-L".into(), name.into()],
+            Socket::Path(path) => ["-S".into(), path.into()],
+        });
         args.push("-f".into());
         args.push(
             self.server_config
