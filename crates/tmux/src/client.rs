@@ -149,6 +149,7 @@ pub(crate) async fn spawn(
         ready: Some(ready_tx),
         session,
         leaving: false,
+        internal: Vec::new(),
         stdin,
     };
     tokio::spawn(task.run(child, stdout, rx));
@@ -185,6 +186,8 @@ struct ClientTask {
     session: Option<SessionId>,
     /// Set when this client must detach after the events just read.
     leaving: bool,
+    /// Commands the task itself sends (replies are discarded).
+    internal: Vec<Vec<u8>>,
     stdin: ChildStdin,
 }
 
@@ -205,6 +208,9 @@ impl ClientTask {
                         self.parser.feed(&buf[..n]);
                         while let Some(event) = self.parser.next_event() {
                             self.handle(event);
+                        }
+                        if let Err(e) = self.write_internal().await {
+                            break format!("writing to tmux failed: {e}");
                         }
                         if std::mem::take(&mut self.leaving) {
                             let _ = self.stdin.write_all(b"\n").await;
@@ -246,6 +252,24 @@ impl ClientTask {
         self.stdin.flush().await
     }
 
+    async fn write_internal(&mut self) -> std::io::Result<()> {
+        if self.internal.is_empty() {
+            return Ok(());
+        }
+        let mut calls = Vec::new();
+        for line in std::mem::take(&mut self.internal) {
+            // Nobody waits for these replies: the receiver is dropped at once.
+            let (reply, _) = oneshot::channel();
+            let call = Call {
+                line,
+                command: "refresh-client",
+                cursor_pane: None,
+            };
+            calls.push((call, reply));
+        }
+        self.write_calls(calls).await
+    }
+
     fn handle(&mut self, event: Event) {
         match event {
             Event::Reply(reply) => self.handle_reply(reply),
@@ -253,7 +277,17 @@ impl ClientTask {
                 self.shared.panes.append(self.id, pane, &data);
             }
             Event::Pause { pane } => {
-                tracing::warn!(%pane, "tmux paused output for a pane that fell behind");
+                // tmux dropped this pane's output for us: record the gap so
+                // waits report it, then ask for the output to flow again.
+                tracing::warn!(%pane, "tmux paused a pane's output; recording a gap");
+                self.shared
+                    .panes
+                    .record_gap(pane, termpilot_journal::GapReason::Paused);
+                let resume = termpilot_control::Command::new("refresh-client")
+                    .opt("-A", format!("{pane}:continue"))
+                    .build()
+                    .expect("no NUL in a pane id");
+                self.internal.push(resume);
             }
             Event::Continue { .. } => {}
             Event::Exit { reason } => {
@@ -303,6 +337,8 @@ impl ClientTask {
             },
             Notification::WindowClose { .. }
             | Notification::UnlinkedWindowClose { .. }
+            | Notification::WindowAdd { .. }
+            | Notification::PaneModeChanged { .. }
             | Notification::LayoutChange { .. } => self.shared.mark_panes_changed(),
             _ => {}
         }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use termpilot_control::{Command, PaneId, Reply, SessionId};
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 use crate::client::{self, Answer, Call, ClientHandle};
 use crate::config::EngineConfig;
@@ -27,11 +27,15 @@ pub(crate) struct Shared {
     tracking: tokio::sync::Mutex<()>,
     /// Facts about the server we are connected to.
     server: Mutex<Option<ServerFacts>>,
+    /// Commands `run_command` left running after a timeout.
+    pub(crate) running: Mutex<crate::shell::RunningCommands>,
     /// Identifies the tmux server instance behind cursors (its pid).
     epoch: AtomicU32,
     next_client: AtomicU64,
     sessions_dirty: AtomicBool,
-    panes_changed: Notify,
+    /// Bumped whenever tmux reports windows, panes or sessions changing, so
+    /// waits can check whether their pane still exists.
+    panes_changed: watch::Sender<u64>,
     /// Wakes the supervisor; capacity one, since one wake covers any number
     /// of changes.
     wake: tokio::sync::mpsc::Sender<()>,
@@ -57,18 +61,22 @@ impl Shared {
     }
 
     pub(crate) fn mark_sessions_dirty(&self) {
+        self.mark_panes_changed();
         self.sessions_dirty.store(true, Ordering::Release);
         let _ = self.wake.try_send(());
     }
 
     pub(crate) fn mark_panes_changed(&self) {
-        self.panes_changed.notify_waiters();
+        self.panes_changed
+            .send_modify(|generation| *generation += 1);
     }
 
     /// Removes a client from the table (it exited or is leaving).
     pub(crate) fn forget_client(&self, id: ClientId) {
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         clients.retain(|_, handle| handle.id != id);
+        drop(clients);
+        self.mark_panes_changed();
     }
 
     fn client_for_session(&self, session: SessionId) -> Option<ClientHandle> {
@@ -99,6 +107,12 @@ impl Shared {
     }
 }
 
+/// Flags of every control client: it never affects window sizes, and a pane
+/// whose output has waited in tmux for 30 s is paused (its output dropped and
+/// recorded as a gap) instead of tmux dropping the whole client when it falls
+/// 300 s behind.
+pub(crate) const CLIENT_FLAGS: &str = "ignore-size,pause-after=30";
+
 /// A handle on the engine. Cheap to clone; every clone talks to the same
 /// control clients.
 #[derive(Clone)]
@@ -127,10 +141,11 @@ impl Engine {
             clients: Mutex::new(BTreeMap::new()),
             tracking: tokio::sync::Mutex::new(()),
             server: Mutex::new(None),
+            running: Mutex::new(Default::default()),
             epoch: AtomicU32::new(0),
             next_client: AtomicU64::new(1),
             sessions_dirty: AtomicBool::new(false),
-            panes_changed: Notify::new(),
+            panes_changed: watch::Sender::new(0),
             wake,
         });
         let engine = Engine { shared };
@@ -196,7 +211,7 @@ impl Engine {
             "new-session".into(),
             "-A".into(),
             "-f".into(),
-            "ignore-size".into(),
+            CLIENT_FLAGS.into(),
             "-P".into(),
             "-F".into(),
             "#{session_id}".into(),
@@ -218,7 +233,7 @@ impl Engine {
         let args: Vec<OsString> = vec![
             "attach-session".into(),
             "-f".into(),
-            "ignore-size".into(),
+            CLIENT_FLAGS.into(),
             "-t".into(),
             session.to_string().into(),
         ];
@@ -388,9 +403,10 @@ impl Engine {
         run(&client, command).await
     }
 
-    /// Waits until tmux reports that windows or panes changed.
-    pub async fn panes_changed(&self) {
-        self.shared.panes_changed.notified().await;
+    /// A receiver that changes whenever tmux reports windows, panes or
+    /// sessions changing.
+    pub fn panes_changed(&self) -> watch::Receiver<u64> {
+        self.shared.panes_changed.subscribe()
     }
 }
 

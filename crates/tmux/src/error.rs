@@ -64,6 +64,14 @@ pub enum Error {
         /// The pane termpilot runs in.
         pane: PaneId,
     },
+    /// `run_command` needs a shell at its prompt.
+    #[error("pane {pane} is not at a shell prompt: {why}")]
+    NotAtPrompt {
+        /// The pane.
+        pane: PaneId,
+        /// What it shows instead.
+        why: String,
+    },
     /// An argument the engine cannot pass to tmux.
     #[error("{0}")]
     InvalidArgument(String),

@@ -27,11 +27,14 @@
 
 mod client;
 pub mod config;
+pub mod echo;
 mod engine;
 mod error;
 mod format;
 mod ops;
 mod panes;
+mod shell;
+mod wait;
 
 pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};
@@ -41,4 +44,7 @@ pub use ops::{
     Capture, Created, Input, Killed, NewSession, NewWindow, PaneInfo, PaneScope, Scrollback,
     SessionInfo, Split, SplitDirection,
 };
+pub use shell::{CommandReport, Shell};
 pub use termpilot_control::{PaneId, SessionId, WindowId};
+pub use termpilot_journal::Needle;
+pub use wait::{Found, Outcome, TextWait, WaitReport};

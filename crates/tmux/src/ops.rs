@@ -338,7 +338,7 @@ impl Engine {
         let mut args: Vec<OsString> = vec![
             "new-session".into(),
             "-f".into(),
-            "ignore-size".into(),
+            crate::engine::CLIENT_FLAGS.into(),
             "-P".into(),
             "-F".into(),
             fields(CREATED_FIELDS).into(),
@@ -504,7 +504,11 @@ impl Engine {
         if input.enter {
             commands.push(Command::new("send-keys").opt("-t", &target).arg("Enter"));
         }
-        self.run_for_pane(pane, commands).await
+        let cursor = self.run_for_pane(pane, commands).await?;
+        if let Some(text) = &input.text {
+            self.shared.panes.record_typed(pane, cursor, text);
+        }
+        Ok(cursor)
     }
 
     /// Pastes text into a pane through a tmux buffer, bracketed when the
@@ -538,7 +542,9 @@ impl Engine {
         if enter {
             commands.push(Command::new("send-keys").opt("-t", &target).arg("Enter"));
         }
-        self.run_for_pane(pane, commands).await
+        let cursor = self.run_for_pane(pane, commands).await?;
+        self.shared.panes.record_typed(pane, cursor, text);
+        Ok(cursor)
     }
 
     /// Captures a pane's text, with the journal cursor at the moment of the

@@ -5,10 +5,15 @@
 //! sessions), so each pane has one owning client and output from any other
 //! client is dropped: otherwise the journal would count it twice.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use termpilot_control::PaneId;
+
+use crate::echo::Typed;
+
+/// How many pieces of typed text a pane remembers for echo detection.
+const TYPED_KEPT: usize = 16;
 use termpilot_journal::{Journal, Limits};
 use tokio::sync::watch;
 
@@ -22,6 +27,8 @@ struct PaneEntry {
     owner: Option<ClientId>,
     /// Carries the journal's end offset, so waiters wake on new output.
     end: watch::Sender<u64>,
+    /// Recent text termpilot typed, for telling echo from output.
+    typed: VecDeque<Typed>,
 }
 
 /// All pane journals. A std `Mutex` guards the table: every critical section
@@ -47,6 +54,7 @@ impl Panes {
             }),
             owner: None,
             end: watch::Sender::new(0),
+            typed: VecDeque::new(),
         });
         f(entry)
     }
@@ -81,6 +89,32 @@ impl Panes {
     /// Runs `f` on the pane's journal.
     pub(crate) fn with_journal<R>(&self, pane: PaneId, f: impl FnOnce(&Journal) -> R) -> R {
         self.with_entry(pane, |entry| f(&entry.journal))
+    }
+
+    /// Remembers text typed into the pane at journal offset `offset`.
+    pub(crate) fn record_typed(&self, pane: PaneId, offset: u64, text: &str) {
+        self.with_entry(pane, |entry| {
+            if entry.typed.len() == TYPED_KEPT {
+                entry.typed.pop_front();
+            }
+            entry.typed.push_back(Typed {
+                offset,
+                text: text.to_owned(),
+            });
+        });
+    }
+
+    /// The text recently typed into the pane, oldest first.
+    pub(crate) fn typed(&self, pane: PaneId) -> Vec<Typed> {
+        self.with_entry(pane, |entry| entry.typed.iter().cloned().collect())
+    }
+
+    /// Records that tmux dropped some of the pane's output.
+    pub(crate) fn record_gap(&self, pane: PaneId, reason: termpilot_journal::GapReason) {
+        self.with_entry(pane, |entry| {
+            entry.journal.record_gap(reason);
+            entry.end.send_replace(entry.journal.end());
+        });
     }
 
     /// A receiver that changes whenever the pane's journal grows.

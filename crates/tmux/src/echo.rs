@@ -1,0 +1,149 @@
+//! Telling the terminal's echo of typed input apart from program output.
+//!
+//! When termpilot types `echo DONE` and Enter into a shell, the terminal shows
+//! the command line (`$ echo DONE`) before the program prints `DONE`. A wait
+//! for `DONE` must not be satisfied by that echo. The rule, applied to each
+//! match a wait finds:
+//!
+//! - Every line of text termpilot typed into the pane (split at newlines,
+//!   surrounding whitespace ignored) is an *echo candidate* if it was typed
+//!   after the wait's baseline, or before it but not yet seen on a complete
+//!   line before the baseline.
+//! - A match is echo when, on the line it was found on, the matched text lies
+//!   inside a copy of a candidate line that starts at the candidate's
+//!   beginning and either reaches the candidate's end or runs to the end of
+//!   the displayed line (the echo is still arriving, or the terminal cut it).
+//! - Each candidate discounts one complete line: once its echo line has been
+//!   skipped, later lines with the same text are program output (for example
+//!   `cat` repeating its input) and do match.
+//!
+//! So `$ echo DONE` never satisfies a wait for `DONE`, while a `DONE` printed
+//! by the program does, as does the typed text when the program prints it
+//! again.
+
+/// One piece of text typed into a pane, and where the pane's output stood.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Typed {
+    /// The journal offset when the text was sent.
+    pub offset: u64,
+    /// The text, as typed.
+    pub text: String,
+}
+
+impl Typed {
+    /// The non-empty lines of the typed text, trimmed.
+    pub fn lines(&self) -> impl Iterator<Item = &str> {
+        self.text
+            .split(['\n', '\r'])
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+    }
+}
+
+/// Whether the match `line[start..end]` lies in an echo of `typed`.
+pub fn is_echo(line: &str, start: usize, end: usize, typed: &str) -> bool {
+    let matched = &line[start..end];
+    if matched.is_empty() || typed.len() < matched.len() {
+        return false;
+    }
+    typed
+        .match_indices(matched)
+        .any(|(at, _)| aligned_with_echo(line, start, end, typed, at))
+}
+
+/// With the match at `typed[at..]`, checks that the line holds `typed` from
+/// its beginning up to its end (or up to the end of the line).
+fn aligned_with_echo(line: &str, start: usize, end: usize, typed: &str, at: usize) -> bool {
+    let Some(line_start) = start.checked_sub(at) else {
+        return false;
+    };
+    if !line.is_char_boundary(line_start) || line[line_start..start] != typed[..at] {
+        return false;
+    }
+    let rest_typed = &typed[at + (end - start)..];
+    let rest_line = &line[end..];
+    rest_line.starts_with(rest_typed) || rest_typed.starts_with(rest_line)
+}
+
+/// The candidate lines a wait from `since` must discount, given what was
+/// typed and the complete lines (text, end offset) seen between each typed
+/// entry and `since`.
+pub fn candidates<'a>(
+    typed: &'a [Typed],
+    since: u64,
+    lines_before: impl Fn(u64) -> Vec<String>,
+) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for entry in typed {
+        let earlier = (entry.offset < since).then(|| lines_before(entry.offset));
+        for candidate in entry.lines() {
+            let seen = earlier
+                .as_ref()
+                .is_some_and(|lines| lines.iter().any(|l| l.contains(candidate)));
+            if !seen {
+                out.push(candidate);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn echo(line: &str, needle: &str, typed: &str) -> bool {
+        let start = line.find(needle).expect("needle in line");
+        is_echo(line, start, start + needle.len(), typed)
+    }
+
+    #[test]
+    fn the_command_line_is_echo() {
+        assert!(echo("bash-5.2$ echo DONE", "DONE", "echo DONE"));
+        assert!(echo(
+            "$ make && echo BUILD-OK",
+            "BUILD-OK",
+            "make && echo BUILD-OK"
+        ));
+    }
+
+    #[test]
+    fn program_output_is_not_echo() {
+        assert!(!echo("DONE", "DONE", "echo DONE"));
+        assert!(!echo("task DONE here", "DONE", "echo DONE"));
+    }
+
+    #[test]
+    fn a_partly_echoed_line_is_echo() {
+        assert!(echo("$ echo DO", "DO", "echo DONE"));
+        assert!(
+            !echo("$ echo DO", "DO", "echo XX DO"),
+            "the echo does not start where typed text does"
+        );
+    }
+
+    #[test]
+    fn text_around_the_echo_must_match_the_typed_line() {
+        assert!(!echo("$ printf DONE", "DONE", "echo DONE"));
+        assert!(!echo("$ echo DONE!", "DONE", "echo DONE?"));
+    }
+
+    #[test]
+    fn candidates_skip_lines_already_echoed_before_the_baseline() {
+        let typed = vec![
+            Typed {
+                offset: 10,
+                text: "echo A\necho B".into(),
+            },
+            Typed {
+                offset: 50,
+                text: "echo C".into(),
+            },
+        ];
+        let before = |from: u64| {
+            assert_eq!(from, 10);
+            vec!["$ echo A".to_owned()]
+        };
+        assert_eq!(candidates(&typed, 40, before), vec!["echo B", "echo C"]);
+    }
+}

@@ -1,0 +1,483 @@
+//! Waiting for a pane: for text to appear, or for the pane to go quiet.
+//!
+//! A wait scans the pane's journal from its baseline, so output that scrolled
+//! past between two screen reads cannot be missed, and it sleeps until the
+//! journal grows (no polling). Dropping the future cancels the wait and
+//! leaves nothing running.
+
+use std::time::Duration;
+
+use termpilot_control::{Command, PaneId};
+use termpilot_journal::{Journal, Match, Needle, Pattern, Scanner};
+use tokio::time::Instant;
+
+use crate::echo::{self, Typed};
+use crate::engine::{Engine, call, not_found_pane, ok_reply};
+use crate::error::{Error, Result};
+use crate::format::{Record, fields};
+
+/// Lines of output kept in a wait's `tail`.
+const TAIL_LINES: usize = 5;
+
+/// What a text wait looks for.
+#[derive(Debug, Clone)]
+pub struct TextWait {
+    /// Text (or regexes) that end the wait successfully.
+    pub patterns: Vec<Needle>,
+    /// Text (or regexes) that end the wait as a failure.
+    pub stop: Vec<Needle>,
+    /// Case-sensitive matching.
+    pub match_case: bool,
+    /// Journal offset to scan from; `None` is the moment the wait starts.
+    pub since: Option<u64>,
+    /// Also match what the screen shows when the wait starts.
+    pub include_screen: bool,
+    /// How long to wait.
+    pub timeout: Duration,
+}
+
+/// How a wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A pattern matched.
+    Matched,
+    /// A stop pattern matched first.
+    Stopped,
+    /// Nothing matched in time.
+    Timeout,
+    /// The pane closed (or its program exited) before a match.
+    PaneExited,
+    /// Output the wait needed was evicted or dropped before it was scanned.
+    Lost,
+    /// The pane printed nothing for the quiet period (idle waits).
+    Idle,
+}
+
+/// The text a wait matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Index of the pattern (or stop pattern) that matched, in its own list.
+    pub index: usize,
+    /// The matched text.
+    pub text: String,
+    /// The whole line it is on, as a person would read it.
+    pub line: String,
+    /// Found on the screen at the start rather than in new output.
+    pub on_screen: bool,
+}
+
+/// The result of a wait.
+#[derive(Debug, Clone)]
+pub struct WaitReport {
+    /// How the wait ended.
+    pub outcome: Outcome,
+    /// What matched, for `Matched` and `Stopped`.
+    pub found: Option<Found>,
+    /// Where the wait started in the journal.
+    pub baseline: u64,
+    /// Where a following wait should start: just after the matched line, or
+    /// the end of what was scanned.
+    pub cursor: u64,
+    /// Bytes of output between the baseline and the cursor that were lost.
+    pub lost_bytes: u64,
+    /// How long the wait took.
+    pub elapsed: Duration,
+    /// The last lines of output after the baseline.
+    pub tail: Vec<String>,
+    /// The pane shows a full-screen program's alternate screen.
+    pub alternate_screen: bool,
+    /// The pane is in copy mode (or another mode).
+    pub in_mode: bool,
+}
+
+/// Pane state read when a wait ends.
+#[derive(Debug, Clone, Copy, Default)]
+struct PaneFacts {
+    exists: bool,
+    dead: bool,
+    alternate_screen: bool,
+    in_mode: bool,
+}
+
+/// Where a scan left off.
+enum Step {
+    Found(Match),
+    Lost(u64),
+    Pending,
+}
+
+impl Engine {
+    /// Waits until one of `spec.patterns` appears in the pane's output after
+    /// the baseline (or a stop pattern does, or time runs out, or the pane
+    /// goes away). See the `echo` module for why the echo of typed input
+    /// never matches.
+    pub async fn wait_for_text(&self, pane: PaneId, spec: &TextWait) -> Result<WaitReport> {
+        let started = Instant::now();
+        let needles = spec.patterns.iter().chain(&spec.stop).cloned();
+        let pattern = Pattern::new(needles, spec.match_case)
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let mut journal_rx = self.subscribe(pane);
+        let mut panes_rx = self.panes_changed();
+        let now = self.sync_pane(pane).await?;
+        let baseline = spec.since.unwrap_or(now).min(now);
+        let typed = self.shared.panes.typed(pane);
+        if spec.include_screen {
+            if let Some(found) = self.match_screen(pane, &pattern, &typed).await? {
+                let outcome = kind(found.index, spec.patterns.len());
+                let found = Found {
+                    index: local_index(found.index, spec.patterns.len()),
+                    ..found
+                };
+                return self
+                    .report(pane, outcome, Some(found), baseline, now, 0, started)
+                    .await;
+            }
+        }
+        let earlier = self.lines_before(pane, &typed, baseline);
+        let mut scan = EchoScan::new(pattern, baseline, earlier);
+        let deadline = started + spec.timeout;
+        loop {
+            // Typed text is read first: the pane table's lock is not re-entrant.
+            let typed_now = self.shared.panes.typed(pane);
+            let step = self.read_journal(pane, |journal| scan.step(journal, &typed_now));
+            match step {
+                Step::Found(m) => {
+                    let n = spec.patterns.len();
+                    let found = Found {
+                        index: local_index(m.pattern, n),
+                        text: m.text,
+                        line: m.line,
+                        on_screen: false,
+                    };
+                    let lost = scan.lost;
+                    return self
+                        .report(
+                            pane,
+                            kind(m.pattern, n),
+                            Some(found),
+                            baseline,
+                            m.line_end,
+                            lost,
+                            started,
+                        )
+                        .await;
+                }
+                Step::Lost(lost) => {
+                    let end = self.journal_end(pane);
+                    return self
+                        .report(pane, Outcome::Lost, None, baseline, end, lost, started)
+                        .await;
+                }
+                Step::Pending => {}
+            }
+            tokio::select! {
+                changed = journal_rx.changed() => {
+                    if changed.is_err() {
+                        // The journal was dropped: the pane was killed.
+                        return self.ended(pane, baseline, scan.lost, started).await;
+                    }
+                }
+                _ = panes_rx.changed() => {
+                    if !self.pane_alive(pane).await? {
+                        return self.ended(pane, baseline, scan.lost, started).await;
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    let end = self.journal_end(pane);
+                    return self.report(pane, Outcome::Timeout, None, baseline, end, scan.lost, started).await;
+                }
+            }
+        }
+    }
+
+    /// Waits until the pane has printed nothing for `quiet`.
+    pub async fn wait_for_idle(
+        &self,
+        pane: PaneId,
+        quiet: Duration,
+        timeout: Duration,
+    ) -> Result<WaitReport> {
+        let started = Instant::now();
+        let mut journal_rx = self.subscribe(pane);
+        let mut panes_rx = self.panes_changed();
+        let baseline = self.sync_pane(pane).await?;
+        let deadline = started + timeout;
+        let mut last_output = Instant::now();
+        loop {
+            let quiet_until = last_output + quiet;
+            tokio::select! {
+                changed = journal_rx.changed() => {
+                    if changed.is_err() {
+                        return self.ended(pane, baseline, 0, started).await;
+                    }
+                    last_output = Instant::now();
+                }
+                _ = panes_rx.changed() => {
+                    if !self.pane_alive(pane).await? {
+                        return self.ended(pane, baseline, 0, started).await;
+                    }
+                }
+                () = tokio::time::sleep_until(quiet_until), if quiet_until <= deadline => {
+                    let end = self.journal_end(pane);
+                    return self.report(pane, Outcome::Idle, None, baseline, end, 0, started).await;
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    let end = self.journal_end(pane);
+                    return self.report(pane, Outcome::Timeout, None, baseline, end, 0, started).await;
+                }
+            }
+        }
+    }
+
+    /// A round trip through the client carrying the pane's output: every
+    /// byte the pane printed before now is in the journal when it returns.
+    /// Returns the journal end at that moment.
+    pub async fn sync_pane(&self, pane: PaneId) -> Result<u64> {
+        let client = self.client_for_pane(pane).await?;
+        let probe = Command::new("display-message")
+            .flag("-p")
+            .opt("-t", pane.to_string())
+            .arg("#{pane_id}");
+        let answer = client.call(call(probe, Some(pane))?).await?;
+        let cursor = answer.cursor.unwrap_or_default();
+        let reply = ok_reply(answer).map_err(|e| not_found_pane(e, &pane.to_string()))?;
+        if reply.text().trim() != pane.to_string() {
+            return Err(not_found(pane));
+        }
+        Ok(cursor)
+    }
+
+    async fn pane_facts(&self, pane: PaneId) -> Result<PaneFacts> {
+        let query = Command::new("display-message")
+            .flag("-p")
+            .opt("-t", pane.to_string())
+            .arg(fields(&[
+                "pane_id",
+                "pane_dead",
+                "alternate_on",
+                "pane_in_mode",
+            ]));
+        let reply = self.command(query).await?;
+        let text = reply.text();
+        let record = Record::new("display-message", &text);
+        Ok(PaneFacts {
+            exists: record.str(0) == pane.to_string(),
+            dead: record.flag(1),
+            alternate_screen: record.flag(2),
+            in_mode: record.flag(3),
+        })
+    }
+
+    async fn pane_alive(&self, pane: PaneId) -> Result<bool> {
+        let facts = self.pane_facts(pane).await?;
+        Ok(facts.exists && !facts.dead)
+    }
+
+    /// The pane went away: let the last of its output arrive, then report.
+    async fn ended(
+        &self,
+        pane: PaneId,
+        baseline: u64,
+        lost: u64,
+        started: Instant,
+    ) -> Result<WaitReport> {
+        let end = self.journal_end(pane);
+        self.report(
+            pane,
+            Outcome::PaneExited,
+            None,
+            baseline,
+            end,
+            lost,
+            started,
+        )
+        .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn report(
+        &self,
+        pane: PaneId,
+        outcome: Outcome,
+        found: Option<Found>,
+        baseline: u64,
+        cursor: u64,
+        lost_bytes: u64,
+        started: Instant,
+    ) -> Result<WaitReport> {
+        let facts = match outcome {
+            Outcome::PaneExited => PaneFacts::default(),
+            _ => self.pane_facts(pane).await.unwrap_or_default(),
+        };
+        let tail = self.read_journal(pane, |journal| tail_lines(journal, baseline));
+        Ok(WaitReport {
+            outcome,
+            found,
+            baseline,
+            cursor,
+            lost_bytes,
+            elapsed: started.elapsed(),
+            tail,
+            alternate_screen: facts.alternate_screen,
+            in_mode: facts.in_mode,
+        })
+    }
+
+    /// Checks the visible screen for the pattern, ignoring lines that echo
+    /// typed input.
+    async fn match_screen(
+        &self,
+        pane: PaneId,
+        pattern: &Pattern,
+        typed: &[Typed],
+    ) -> Result<Option<Found>> {
+        let capture = self.capture(pane, crate::Scrollback::None).await?;
+        let mut screen = Journal::new(termpilot_journal::Limits::default());
+        for line in &capture.lines {
+            screen.append(line.as_bytes());
+            screen.append(b"\n");
+        }
+        let candidates: Vec<&str> = typed.iter().flat_map(Typed::lines).collect();
+        let mut scan = EchoScan::new(pattern.clone(), 0, Vec::new());
+        scan.fixed = candidates.iter().map(|s| s.to_string()).collect();
+        Ok(match scan.step(&screen, &[]) {
+            Step::Found(m) => Some(Found {
+                index: m.pattern,
+                text: m.text,
+                line: m.line,
+                on_screen: true,
+            }),
+            _ => None,
+        })
+    }
+
+    /// For each typed entry from before the baseline, the complete lines
+    /// between it and the baseline (to tell whether its echo was seen).
+    fn lines_before(&self, pane: PaneId, typed: &[Typed], baseline: u64) -> Vec<String> {
+        let earliest = typed
+            .iter()
+            .map(|t| t.offset)
+            .filter(|&o| o < baseline)
+            .min();
+        let Some(from) = earliest else {
+            return Vec::new();
+        };
+        let lines = self.read_journal(pane, |journal| {
+            journal
+                .lines(from)
+                .lines
+                .into_iter()
+                .filter(|line| line.end <= baseline)
+                .map(|line| line.text)
+                .collect::<Vec<_>>()
+        });
+        let candidates = echo::candidates(typed, baseline, |_| lines.clone());
+        candidates.into_iter().map(str::to_owned).collect()
+    }
+}
+
+fn not_found(pane: PaneId) -> Error {
+    Error::NotFound {
+        kind: "pane",
+        target: pane.to_string(),
+        hint: "call list_panes to see the panes",
+    }
+}
+
+fn kind(index: usize, patterns: usize) -> Outcome {
+    if index < patterns {
+        Outcome::Matched
+    } else {
+        Outcome::Stopped
+    }
+}
+
+fn local_index(index: usize, patterns: usize) -> usize {
+    if index < patterns {
+        index
+    } else {
+        index - patterns
+    }
+}
+
+fn tail_lines(journal: &Journal, baseline: u64) -> Vec<String> {
+    let view = journal.lines(baseline);
+    let mut lines: Vec<String> = view.lines.into_iter().map(|line| line.text).collect();
+    lines.extend(view.partial.filter(|p| !p.is_empty()));
+    let skip = lines.len().saturating_sub(TAIL_LINES);
+    lines.split_off(skip)
+}
+
+/// An incremental scan that skips matches inside the echo of typed input.
+struct EchoScan {
+    pattern: Pattern,
+    scanner: Scanner,
+    /// Scanning restarts here after an echo line: the end of the last
+    /// complete line skipped as echo (or the baseline).
+    resume: u64,
+    baseline: u64,
+    /// Echo candidates from before the baseline whose echo was not seen yet.
+    fixed: Vec<String>,
+    /// Candidate lines already used up by a skipped echo line.
+    consumed: Vec<String>,
+    /// Bytes lost between the baseline and the scan position.
+    lost: u64,
+}
+
+impl EchoScan {
+    fn new(pattern: Pattern, baseline: u64, fixed: Vec<String>) -> Self {
+        EchoScan {
+            scanner: Scanner::new(pattern.clone(), baseline),
+            pattern,
+            resume: baseline,
+            baseline,
+            fixed,
+            consumed: Vec::new(),
+            lost: 0,
+        }
+    }
+
+    /// Scans what arrived; returns a real match, a loss, or `Pending`.
+    fn step(&mut self, journal: &Journal, typed: &[Typed]) -> Step {
+        loop {
+            let scan = self.scanner.scan(journal);
+            self.lost = self.lost.max(scan.lost);
+            let Some(found) = scan.found else {
+                return if scan.lost > 0 {
+                    Step::Lost(scan.lost)
+                } else {
+                    Step::Pending
+                };
+            };
+            let Some(candidate) = self.echo_candidate(&found, typed) else {
+                return Step::Found(found);
+            };
+            // Restart after (or, for an unfinished line, at) the echo line.
+            if found.line_complete {
+                self.consumed.push(candidate);
+                self.resume = found.line_end;
+                self.scanner = Scanner::new(self.pattern.clone(), self.resume);
+            } else {
+                self.scanner = Scanner::new(self.pattern.clone(), self.resume);
+                return Step::Pending;
+            }
+        }
+    }
+
+    fn echo_candidate(&self, found: &Match, typed: &[Typed]) -> Option<String> {
+        let after_baseline = typed
+            .iter()
+            .filter(|t| t.offset >= self.baseline && t.offset <= found.line_end)
+            .flat_map(Typed::lines)
+            .map(str::to_owned);
+        let mut available: Vec<String> = self.fixed.iter().cloned().chain(after_baseline).collect();
+        for used in &self.consumed {
+            if let Some(i) = available.iter().position(|c| c == used) {
+                available.remove(i);
+            }
+        }
+        available
+            .into_iter()
+            .find(|candidate| echo::is_echo(&found.line, found.start, found.end, candidate))
+    }
+}
