@@ -11,14 +11,26 @@ import pytest
 from conftest import CURSOR_RE, PANE_RE, PROMPT, SHELL_ENV, Client, Termpilot, poll, text_of
 from mcp.shared.exceptions import MCPError
 
-READ_ONLY = {"list_sessions", "list_panes", "capture_pane"}
-NON_DESTRUCTIVE = READ_ONLY | {
+READ_ONLY = {
+    "list_sessions",
+    "list_panes",
+    "capture_pane",
+    "capture_since",
+    "read_output",
+    "wait_for_text",
+    "wait_for_idle",
+    "wait_for_channel",
+    "wait_for_command",
+}
+# Tools that type or run commands: anything can happen, so they say so.
+RUNS_COMMANDS = {"send_keys", "paste_text", "run_command"}
+NON_DESTRUCTIVE = READ_ONLY | RUNS_COMMANDS | {
     "create_session",
     "create_window",
     "split_pane",
-    "send_keys",
-    "paste_text",
+    "signal_channel",
 }
+# The toolset that is off by default.
 DESTRUCTIVE = {"kill_session", "kill_window", "kill_pane"}
 
 
@@ -105,7 +117,7 @@ def check_tool_metadata(tools: dict[str, Any]) -> None:
         assert (tool.annotations.read_only_hint is True) == (name in READ_ONLY), (
             f"{name} readOnlyHint={tool.annotations.read_only_hint}"
         )
-        if name in DESTRUCTIVE:
+        if name in DESTRUCTIVE | RUNS_COMMANDS:
             assert tool.annotations.destructive_hint is True, f"{name} destructiveHint"
         if name in READ_ONLY:
             assert tool.annotations.destructive_hint is not True, f"{name} destructiveHint"

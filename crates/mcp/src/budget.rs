@@ -1,4 +1,7 @@
-//! Fitting terminal text into a caller's token budget.
+//! Every text a tool returns goes through the renderer here: cut to the
+//! caller's token budget, with the full text kept for `read_output`.
+
+use termpilot_render::{Budget, Plan};
 
 use crate::server::TermpilotServer;
 
@@ -13,65 +16,48 @@ pub(crate) struct Fitted {
     pub(crate) output_id: Option<String>,
 }
 
-/// Rough token estimate: about four bytes a token for terminal text.
-fn tokens(line: &str) -> usize {
-    line.len().div_ceil(4) + 1
-}
-
 impl TermpilotServer {
-    /// The budget for one call: the caller's, else the default, capped by
-    /// the server's ceiling.
-    pub(crate) fn budget(&self, requested: Option<u32>) -> usize {
+    /// The budget for one call: the caller's, else `default` (or the
+    /// server's default), capped by the server's ceiling.
+    pub(crate) fn budget(&self, requested: Option<u32>, default: Option<u32>) -> Budget {
         let options = &self.options;
-        requested
+        let tokens = requested
+            .or(default)
             .unwrap_or(options.default_max_tokens)
-            .min(options.max_tokens_ceiling) as usize
+            .min(options.max_tokens_ceiling);
+        Budget::tokens(tokens as usize)
     }
 
-    /// Keeps whole lines from the start (a quarter of the budget) and the
-    /// end (the rest), replacing the middle with one line saying what was
-    /// left out.
-    pub(crate) fn render_lines(&self, lines: &[String], budget: usize) -> Result<Fitted, String> {
-        let total: usize = lines.iter().map(|l| tokens(l)).sum();
-        let total_lines = lines.len();
-        if total <= budget {
-            return Ok(Fitted {
-                text: lines.join("\n"),
-                truncated: false,
-                total_lines,
-                omitted_lines: 0,
-                omitted_bytes: 0,
-                output_id: None,
-            });
-        }
-        let head = take_within(lines.iter(), budget / 4);
-        let tail = take_within(lines[head..].iter().rev(), budget - budget / 4);
-        let omitted = &lines[head..total_lines - tail];
-        let omitted_bytes: usize = omitted.iter().map(|l| l.len() + 1).sum();
-        let mut text = lines[..head].join("\n");
-        text.push_str(&format!(
-            "\n[... {} lines ({} bytes) omitted; capture with a larger max_tokens to see them ...]\n",
-            omitted.len(),
-            omitted_bytes
-        ));
-        text.push_str(&lines[total_lines - tail..].join("\n"));
+    /// Renders clean text within `budget`, keeping the full text when cut.
+    pub(crate) fn fit_text(&self, text: &str, budget: &Budget) -> Result<Fitted, String> {
+        self.fit(termpilot_render::plan(text, budget))
+    }
+
+    /// Renders raw terminal output within `budget` (control sequences
+    /// stripped, redraws collapsed), keeping the full text when cut.
+    pub(crate) fn fit_terminal(&self, bytes: &[u8], budget: &Budget) -> Result<Fitted, String> {
+        self.fit(termpilot_render::plan_terminal(bytes, budget))
+    }
+
+    fn fit(&self, plan: Plan<'_>) -> Result<Fitted, String> {
+        let id = if plan.is_truncated() {
+            let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
+            Some(
+                store
+                    .keep(plan.full_text())
+                    .map_err(|e| format!("cannot keep the full output: {e}"))?,
+            )
+        } else {
+            None
+        };
+        let rendered = plan.finish(id.as_ref());
         Ok(Fitted {
-            text,
-            truncated: true,
-            total_lines,
-            omitted_lines: omitted.len(),
-            omitted_bytes,
-            output_id: None,
+            text: rendered.text,
+            truncated: rendered.truncated,
+            total_lines: rendered.total_lines,
+            omitted_lines: rendered.omitted_lines,
+            omitted_bytes: rendered.omitted_bytes,
+            output_id: id.map(|id| id.to_string()),
         })
     }
-}
-
-fn take_within<'a>(lines: impl Iterator<Item = &'a String>, budget: usize) -> usize {
-    let mut used = 0;
-    lines
-        .take_while(|line| {
-            used += tokens(line);
-            used <= budget
-        })
-        .count()
 }

@@ -20,6 +20,8 @@ enum Effect {
     Writes,
     /// Destroys something.
     Destroys,
+    /// Runs arbitrary commands: anything can happen.
+    Runs,
 }
 
 /// One tool's static description.
@@ -79,6 +81,98 @@ pub(crate) const SPECS: &[Spec] = &[
         output: output::<CaptureEntry>,
     },
     Spec {
+        name: "capture_since",
+        title: "Read new output",
+        description: "Return only what a pane printed after a cursor (from send_keys, \
+            capture_pane, a wait or an earlier capture_since), control sequences removed and cut \
+            to a token budget, plus the next cursor. Use it to follow a program without reading \
+            the same screen twice; says how much was lost if the journal dropped old output.",
+        toolset: Toolset::ReadOnly,
+        effect: Effect::Reads,
+        input: input::<CaptureSinceParams>,
+        output: output::<SinceEntry>,
+    },
+    Spec {
+        name: "read_output",
+        title: "Page through kept output",
+        description: "Read a page of a full output that another tool cut to fit its budget (the \
+            elision line names the id, e.g. o7, and the offset of the omitted lines). `offset` \
+            skips lines (negative counts from the end), `grep` returns only matching lines with \
+            their numbers. Use it instead of re-capturing with a huge budget.",
+        toolset: Toolset::ReadOnly,
+        effect: Effect::Reads,
+        input: input::<ReadOutputParams>,
+        output: output::<PageEntry>,
+    },
+    Spec {
+        name: "wait_for_text",
+        title: "Wait for text in a pane",
+        description: "Wait until a pane prints a text (or regex) — every byte after the baseline \
+            is scanned, so output that scrolls past is never missed. Pass `since` = the cursor \
+            send_keys returned. The echo of what termpilot typed does not count. `stop` patterns \
+            end the wait early as a failure (e.g. \"error\"). A timeout is a normal outcome, \
+            not an error. For commands in a shell, run_command is simpler.",
+        toolset: Toolset::ReadOnly,
+        effect: Effect::Reads,
+        input: input::<WaitForTextParams>,
+        output: output::<WaitEntry>,
+    },
+    Spec {
+        name: "wait_for_idle",
+        title: "Wait for a pane to go quiet",
+        description: "Wait until a pane has printed nothing for `quiet_ms`. Use it when you do \
+            not know what a program will print last (an installer, a REPL redrawing); prefer \
+            wait_for_text when you know the text to expect.",
+        toolset: Toolset::ReadOnly,
+        effect: Effect::Reads,
+        input: input::<WaitForIdleParams>,
+        output: output::<WaitEntry>,
+    },
+    Spec {
+        name: "wait_for_channel",
+        title: "Wait for a tmux channel",
+        description: "Wait until a tmux wait-for channel is signalled, e.g. by `make; tmux \
+            wait-for -S built` typed into a pane. Tells a signal apart from the tmux server \
+            exiting. Does not block other tools while it waits.",
+        toolset: Toolset::ReadOnly,
+        effect: Effect::Reads,
+        input: input::<WaitForChannelParams>,
+        output: output::<ChannelEntry>,
+    },
+    Spec {
+        name: "signal_channel",
+        title: "Signal a tmux channel",
+        description: "Signal a tmux wait-for channel, waking whoever waits on it (a script in a \
+            pane, or wait_for_channel). With nobody waiting, the next waiter is woken at once.",
+        toolset: Toolset::Input,
+        effect: Effect::Writes,
+        input: input::<SignalChannelParams>,
+        output: output::<ChannelEntry>,
+    },
+    Spec {
+        name: "run_command",
+        title: "Run a shell command",
+        description: "Run a command line in a pane's own shell (cd and export persist) and return \
+            its exit code and only its own output (no prompt, no echoed command), cut to a \
+            budget. Needs a shell at its prompt; for a REPL or a full-screen program use \
+            send_keys and wait_for_text. On timeout the command keeps running and the result \
+            carries a command_id for wait_for_command.",
+        toolset: Toolset::Input,
+        effect: Effect::Runs,
+        input: input::<RunCommandParams>,
+        output: output::<CommandEntry>,
+    },
+    Spec {
+        name: "wait_for_command",
+        title: "Wait for a running command",
+        description: "Keep waiting for a command that run_command left running after its \
+            timeout; returns its exit code and output once it finishes.",
+        toolset: Toolset::ReadOnly,
+        effect: Effect::Reads,
+        input: input::<WaitForCommandParams>,
+        output: output::<CommandEntry>,
+    },
+    Spec {
         name: "send_keys",
         title: "Type into a pane",
         description: "Type literal `text` into a pane exactly as given (quotes, ;, $, #{}, tabs \
@@ -86,7 +180,7 @@ pub(crate) const SPECS: &[Spec] = &[
             \"M-x\", \"F5\", ...), then Enter (by default when text is given). Returns a cursor \
             from just before the input. For multi-line or very long text use paste_text.",
         toolset: Toolset::Input,
-        effect: Effect::Writes,
+        effect: Effect::Runs,
         input: input::<SendKeysParams>,
         output: output::<SentEntry>,
     },
@@ -98,7 +192,7 @@ pub(crate) const SPECS: &[Spec] = &[
             input such as a script or a file's content; use send_keys for a command line or \
             key presses. Returns a cursor from just before the paste.",
         toolset: Toolset::Input,
-        effect: Effect::Writes,
+        effect: Effect::Runs,
         input: input::<PasteTextParams>,
         output: output::<SentEntry>,
     },
@@ -173,9 +267,9 @@ impl Spec {
     pub(crate) fn tool(&self) -> Tool {
         let annotations = ToolAnnotations::with_title(self.title)
             .read_only(self.effect == Effect::Reads)
-            .destructive(self.effect == Effect::Destroys)
+            .destructive(matches!(self.effect, Effect::Destroys | Effect::Runs))
             .idempotent(self.effect == Effect::Reads)
-            .open_world(false);
+            .open_world(self.effect == Effect::Runs);
         Tool::new(self.name, self.description, (self.input)())
             .with_title(self.title)
             .with_raw_output_schema((self.output)())

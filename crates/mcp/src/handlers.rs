@@ -9,14 +9,28 @@ use termpilot_tmux::{
 
 use crate::params::*;
 use crate::results::*;
-use crate::server::{Done, TermpilotServer};
+use crate::server::{CallContext, Done, TermpilotServer};
 use crate::validate::parse;
+use crate::waits;
 
 type Outcome = Result<Done, String>;
 
 /// Runs the named tool with already schema-checked arguments.
-pub(crate) async fn dispatch(server: &TermpilotServer, name: &str, arguments: Value) -> Outcome {
+pub(crate) async fn dispatch(
+    server: &TermpilotServer,
+    name: &str,
+    arguments: Value,
+    call: &CallContext,
+) -> Outcome {
     match name {
+        "capture_since" => capture_since(server, parse(name, arguments)?).await,
+        "read_output" => read_output(server, parse(name, arguments)?),
+        "wait_for_text" => waits::wait_for_text(server, parse(name, arguments)?, call).await,
+        "wait_for_idle" => waits::wait_for_idle(server, parse(name, arguments)?, call).await,
+        "wait_for_channel" => waits::wait_for_channel(server, parse(name, arguments)?, call).await,
+        "signal_channel" => waits::signal_channel(server, parse(name, arguments)?).await,
+        "run_command" => waits::run_command(server, parse(name, arguments)?, call).await,
+        "wait_for_command" => waits::wait_for_command(server, parse(name, arguments)?, call).await,
         "list_sessions" => list_sessions(server).await,
         "list_panes" => list_panes(server, parse(name, arguments)?).await,
         "capture_pane" => capture_pane(server, parse(name, arguments)?).await,
@@ -41,7 +55,7 @@ pub(crate) async fn dispatch(server: &TermpilotServer, name: &str, arguments: Va
     }
 }
 
-fn engine_error(error: termpilot_tmux::Error) -> String {
+pub(crate) fn engine_error(error: termpilot_tmux::Error) -> String {
     error.to_string()
 }
 
@@ -99,7 +113,7 @@ async fn list_panes(server: &TermpilotServer, params: ListPanesParams) -> Outcom
     Done::new(&list, text)
 }
 
-async fn pane(server: &TermpilotServer, target: &str) -> Result<PaneId, String> {
+pub(crate) async fn pane(server: &TermpilotServer, target: &str) -> Result<PaneId, String> {
     server
         .engine
         .resolve_pane(target)
@@ -185,8 +199,8 @@ async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Ou
         .capture(pane, scrollback)
         .await
         .map_err(engine_error)?;
-    let budget = server.budget(params.max_tokens);
-    let rendered = server.render_lines(&capture.lines, budget)?;
+    let budget = server.budget(params.max_tokens, None);
+    let rendered = server.fit_text(&capture.lines.join("\n"), &budget)?;
     let entry = CaptureEntry {
         pane: pane.to_string(),
         text: rendered.text.clone(),
@@ -304,4 +318,91 @@ fn killed(result: termpilot_tmux::Result<termpilot_tmux::Killed>) -> Outcome {
         }
     );
     Done::new(&entry, text)
+}
+
+/// Parses a cursor and checks it belongs to `pane` on the current server.
+pub(crate) fn cursor_offset(
+    server: &TermpilotServer,
+    pane: PaneId,
+    text: &str,
+) -> Result<u64, String> {
+    let cursor: termpilot_journal::Cursor = text.parse().map_err(|e| format!("cursor: {e}"))?;
+    if cursor.pane != pane.0 {
+        return Err(format!(
+            "cursor {text} belongs to pane %{}, not {pane}; use a cursor returned for {pane}",
+            cursor.pane
+        ));
+    }
+    if cursor.epoch != server.engine.epoch() {
+        return Err(format!(
+            "cursor {text} is from an earlier tmux server (it restarted since); \
+             take a new cursor with capture_pane"
+        ));
+    }
+    Ok(cursor.offset)
+}
+
+async fn capture_since(server: &TermpilotServer, params: CaptureSinceParams) -> Outcome {
+    let pane = pane(server, &params.pane).await?;
+    let from = cursor_offset(server, pane, &params.cursor)?;
+    let end = server.engine.sync_pane(pane).await.map_err(engine_error)?;
+    let (bytes, lost) = server.engine.read_journal(pane, |journal| {
+        let read = journal.read_from(from);
+        (read.bytes.into_owned(), read.lost)
+    });
+    let budget = server.budget(params.max_tokens, None);
+    let fitted = server.fit_terminal(&bytes, &budget)?;
+    let entry = SinceEntry {
+        pane: pane.to_string(),
+        text: fitted.text.clone(),
+        truncated: fitted.truncated,
+        total_lines: fitted.total_lines,
+        omitted_lines: fitted.omitted_lines,
+        omitted_bytes: fitted.omitted_bytes,
+        output_id: fitted.output_id.clone(),
+        lost_bytes: lost,
+        cursor: server.cursor(pane, end.max(from)),
+    };
+    let lost_note = if lost > 0 {
+        format!("[{lost} bytes of output after the cursor were lost: the journal dropped them]\n")
+    } else {
+        String::new()
+    };
+    Done::new(
+        &entry,
+        format!("{lost_note}{}\n[cursor {}]", fitted.text, entry.cursor),
+    )
+}
+
+fn read_output(server: &TermpilotServer, params: ReadOutputParams) -> Outcome {
+    let grep = match &params.grep {
+        Some(source) => {
+            Some(regex::Regex::new(source).map_err(|e| format!("grep: invalid regex: {e}"))?)
+        }
+        None => None,
+    };
+    let page = {
+        let store = server.store.lock().unwrap_or_else(|e| e.into_inner());
+        store
+            .page(
+                &params.output_id,
+                params.offset.unwrap_or(0),
+                params.limit.unwrap_or(200),
+                grep.as_ref(),
+            )
+            .map_err(|e| e.to_string())?
+    };
+    let budget = server.budget(params.max_tokens, None);
+    let rendered = termpilot_render::render(&page.text(), &budget, None);
+    let entry = PageEntry {
+        output_id: params.output_id.clone(),
+        text: rendered.text.clone(),
+        first_line: page.first_line,
+        lines: page.lines.len(),
+        total_lines: page.total_lines,
+        remaining_lines: page.remaining_lines,
+        next_offset: page.next_offset,
+        matching_lines: page.matching_lines,
+    };
+    Done::new(&entry, format!("{}\n{}", page.header(), rendered.text))
 }

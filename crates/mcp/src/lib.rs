@@ -15,7 +15,7 @@
 //! use termpilot_mcp::{ServerOptions, TermpilotServer};
 //! use termpilot_tmux::{Engine, EngineConfig};
 //! let engine = Engine::connect(EngineConfig::default()).await?;
-//! let server = TermpilotServer::new(engine, ServerOptions::default());
+//! let server = TermpilotServer::new(engine, ServerOptions::default())?;
 //! termpilot_mcp::serve_stdio(server).await?;
 //! # Ok(()) }
 //! ```
@@ -29,6 +29,7 @@ pub mod results;
 pub mod server;
 pub mod toolset;
 mod validate;
+mod waits;
 
 pub use server::{ServerOptions, TermpilotServer};
 pub use toolset::{Toolset, Toolsets, UnknownToolset};

@@ -219,3 +219,167 @@ pub struct CapturePaneParams {
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
+
+/// One pattern or several.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// A single pattern.
+    One(#[schemars(length(min = 1, max = 1024))] String),
+    /// Several patterns; any of them counts.
+    Many(#[schemars(length(min = 1, max = 32))] Vec<PatternText>),
+}
+
+/// One pattern.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct PatternText(#[schemars(length(min = 1, max = 1024))] pub String);
+
+impl OneOrMany {
+    /// The patterns as a list.
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(text) => vec![text],
+            OneOrMany::Many(list) => list.into_iter().map(|p| p.0).collect(),
+        }
+    }
+}
+
+/// Arguments of `wait_for_text`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForTextParams {
+    /// Pane to watch: a pane id such as "%3" or a target such as "work:1.0".
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Text to wait for, or a list of alternatives. Matched within one line of output.
+    pub pattern: OneOrMany,
+    /// Treat the patterns as regular expressions (Rust regex syntax). Default false.
+    #[serde(default)]
+    pub regex: bool,
+    /// Case-sensitive matching. Default true.
+    #[serde(default = "yes")]
+    pub match_case: bool,
+    /// Cursor to scan from (from send_keys, paste_text, capture_pane or an earlier wait).
+    /// Default: the moment this call starts. Pass the cursor send_keys returned so output
+    /// that came before this call is not missed.
+    #[schemars(length(min = 1, max = 64))]
+    pub since: Option<String>,
+    /// Patterns that end the wait as a failure (outcome "stopped"), e.g. "error:".
+    pub stop: Option<OneOrMany>,
+    /// Also match what the screen shows when the wait starts. Default false.
+    #[serde(default)]
+    pub include_screen: bool,
+    /// Seconds to wait (default 30; capped by the server's ceiling).
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+    /// Most tokens of output to return in the tail (default 300).
+    #[schemars(range(min = 50, max = 100000))]
+    pub max_tokens: Option<u32>,
+}
+
+/// Arguments of `wait_for_idle`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForIdleParams {
+    /// Pane to watch: a pane id such as "%3" or a target such as "work:1.0".
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Milliseconds without output that count as idle (default 500).
+    #[schemars(range(min = 10, max = 600000))]
+    pub quiet_ms: Option<u64>,
+    /// Seconds to wait at most (default 30; capped by the server's ceiling).
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+}
+
+/// Arguments of `wait_for_channel`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForChannelParams {
+    /// Channel name, as used with `tmux wait-for -S NAME` (e.g. from a script in a pane).
+    #[schemars(length(min = 1, max = 128))]
+    pub channel: String,
+    /// Seconds to wait (default 30; capped by the server's ceiling).
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+}
+
+/// Arguments of `signal_channel`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalChannelParams {
+    /// Channel name to signal.
+    #[schemars(length(min = 1, max = 128))]
+    pub channel: String,
+}
+
+/// Arguments of `run_command`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunCommandParams {
+    /// Pane whose shell runs the command: a pane id such as "%3" or a target.
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// The command line, as you would type it at the prompt (pipes, &&, cd, export all work).
+    #[schemars(length(min = 1, max = 16384))]
+    pub command: String,
+    /// Seconds to wait for it to finish (default 30; capped by the server's ceiling). On
+    /// timeout it keeps running; pick it up with wait_for_command.
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+    /// Most tokens of output to return (default 2000).
+    #[schemars(range(min = 100, max = 100000))]
+    pub max_tokens: Option<u32>,
+}
+
+/// Arguments of `wait_for_command`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForCommandParams {
+    /// The `command_id` a timed-out run_command returned.
+    #[schemars(length(min = 1, max = 64))]
+    pub command_id: String,
+    /// Seconds to wait (default 30; capped by the server's ceiling).
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+    /// Most tokens of output to return (default 2000).
+    #[schemars(range(min = 100, max = 100000))]
+    pub max_tokens: Option<u32>,
+}
+
+/// Arguments of `capture_since`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureSinceParams {
+    /// Pane to read: a pane id such as "%3" or a target such as "work:1.0".
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Cursor from an earlier call on this pane; output after it is returned.
+    #[schemars(length(min = 1, max = 64))]
+    pub cursor: String,
+    /// Most tokens of text to return (default 2000).
+    #[schemars(range(min = 100, max = 100000))]
+    pub max_tokens: Option<u32>,
+}
+
+/// Arguments of `read_output`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadOutputParams {
+    /// The id a cut result named (e.g. "o7").
+    #[schemars(length(min = 2, max = 24))]
+    pub output_id: String,
+    /// Lines to skip from the start (0 = first line); negative counts back from the end.
+    #[schemars(range(min = -100000000, max = 100000000))]
+    pub offset: Option<i64>,
+    /// Lines to return (default 200).
+    #[schemars(range(min = 1, max = 5000))]
+    pub limit: Option<usize>,
+    /// Only lines matching this regular expression, with their line numbers.
+    #[schemars(length(min = 1, max = 1024))]
+    pub grep: Option<String>,
+    /// Most tokens of text to return (default 2000).
+    #[schemars(range(min = 100, max = 100000))]
+    pub max_tokens: Option<u32>,
+}

@@ -194,3 +194,116 @@ pub struct CaptureEntry {
     /// Lines of history the pane holds above the screen.
     pub history_size: u64,
 }
+
+/// Result of `wait_for_text` and `wait_for_idle`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitEntry {
+    /// The pane id.
+    pub pane: String,
+    /// "matched", "stopped", "timeout", "pane_exited", "lost" (output the wait needed was
+    /// dropped), or "idle" (wait_for_idle).
+    pub outcome: String,
+    /// The matched text.
+    pub matched: Option<String>,
+    /// The whole line the match is on.
+    pub line: Option<String>,
+    /// Which pattern (or stop pattern) matched, counted from 0.
+    pub pattern_index: Option<usize>,
+    /// The match was on the screen when the wait started (include_screen).
+    pub on_screen: bool,
+    /// Seconds the wait took.
+    pub elapsed_s: f64,
+    /// Cursor just after the matched line (or after what was read): pass it as `since`
+    /// to continue from here.
+    pub cursor: String,
+    /// Bytes of output between the baseline and the cursor that were lost.
+    pub lost_bytes: u64,
+    /// The last lines of output since the wait's baseline.
+    pub tail: String,
+    /// A full-screen program is on the alternate screen (matching sees the text it draws,
+    /// which may be split by cursor movement; prefer include_screen there).
+    pub alternate_screen: bool,
+    /// The pane is in copy mode: the program keeps running and printing, but the screen
+    /// shown is frozen.
+    pub in_mode: bool,
+}
+
+/// Result of `wait_for_channel` and `signal_channel`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ChannelEntry {
+    /// The channel.
+    pub channel: String,
+    /// "signalled", "timeout", "server_exited", or "sent" (signal_channel).
+    pub outcome: String,
+    /// Seconds the call took.
+    pub elapsed_s: f64,
+}
+
+/// Result of `run_command` and `wait_for_command`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CommandEntry {
+    /// The pane id.
+    pub pane: String,
+    /// The exit code; null while the command is still running.
+    pub exit_code: Option<i32>,
+    /// The command did not finish in time; it keeps running.
+    pub timed_out: bool,
+    /// Give this to wait_for_command to pick up a command that timed out.
+    pub command_id: Option<String>,
+    /// The command's own output (no prompt, no echoed command line), cut to budget.
+    pub output: String,
+    /// Whether output was left out.
+    pub truncated: bool,
+    /// Lines of output in full.
+    pub total_lines: usize,
+    /// Id of the full output when it was cut, for read_output.
+    pub output_id: Option<String>,
+    /// Seconds since the command was typed.
+    pub elapsed_s: f64,
+    /// Cursor just after the command's output.
+    pub cursor: String,
+}
+
+/// Result of `capture_since`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SinceEntry {
+    /// The pane id.
+    pub pane: String,
+    /// Output after the cursor, control sequences removed, cut to budget.
+    pub text: String,
+    /// Whether part of it was left out.
+    pub truncated: bool,
+    /// Lines in full.
+    pub total_lines: usize,
+    /// Lines left out.
+    pub omitted_lines: usize,
+    /// Bytes left out.
+    pub omitted_bytes: usize,
+    /// Id of the full text when cut, for read_output.
+    pub output_id: Option<String>,
+    /// Bytes of output after the cursor that the journal no longer holds.
+    pub lost_bytes: u64,
+    /// Cursor after this output: pass it next time to get only what is new.
+    pub cursor: String,
+}
+
+/// Result of `read_output`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PageEntry {
+    /// The output id.
+    pub output_id: String,
+    /// The lines shown ("N:line" when grep was given).
+    pub text: String,
+    /// Line number (from 1) of the first line shown.
+    pub first_line: usize,
+    /// Lines shown.
+    pub lines: usize,
+    /// Lines in the whole output.
+    pub total_lines: usize,
+    /// Lines after the last one shown.
+    pub remaining_lines: usize,
+    /// Offset for the next page, if any.
+    pub next_offset: Option<usize>,
+    /// With grep: how many lines matched in all.
+    pub matching_lines: Option<usize>,
+}

@@ -1,18 +1,24 @@
 //! The MCP server: publishes the enabled tools and dispatches calls to the
 //! engine. Thin by design: validate, call the engine, map the result.
 
-use std::sync::Arc;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
 use termpilot_journal::Cursor;
+use termpilot_render::OutputStore;
 use termpilot_tmux::{Engine, PaneId};
+use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Spec};
 use crate::handlers;
@@ -28,6 +34,14 @@ pub struct ServerOptions {
     pub default_max_tokens: u32,
     /// The most tokens a caller may ask for.
     pub max_tokens_ceiling: u32,
+    /// The longest any wait may last, in seconds; longer requests are clamped.
+    pub max_wait_s: f64,
+    /// Where cut outputs are kept (`None`: a fresh private temporary directory).
+    pub output_dir: Option<PathBuf>,
+    /// The most bytes of kept outputs; the oldest are evicted first.
+    pub kept_output_bytes: u64,
+    /// Keep the output directory when the server exits.
+    pub keep_outputs: bool,
 }
 
 impl Default for ServerOptions {
@@ -36,6 +50,10 @@ impl Default for ServerOptions {
             toolsets: Toolsets::default(),
             default_max_tokens: 2_000,
             max_tokens_ceiling: 20_000,
+            max_wait_s: 3_600.0,
+            output_dir: None,
+            kept_output_bytes: 256 << 20,
+            keep_outputs: false,
         }
     }
 }
@@ -46,16 +64,35 @@ pub struct TermpilotServer {
     pub(crate) engine: Engine,
     pub(crate) options: Arc<ServerOptions>,
     validators: Arc<Validators>,
+    /// Full texts of cut results. A std `Mutex`: each use is one short file
+    /// write or read, never an `.await`.
+    pub(crate) store: Arc<Mutex<OutputStore>>,
 }
 
 impl TermpilotServer {
-    /// A server over a connected engine.
-    pub fn new(engine: Engine, options: ServerOptions) -> Self {
-        TermpilotServer {
+    /// A server over a connected engine. Fails when the directory for kept
+    /// outputs cannot be made.
+    pub fn new(
+        engine: Engine,
+        options: ServerOptions,
+    ) -> Result<Self, termpilot_render::StoreError> {
+        let store = OutputStore::new(
+            options.output_dir.clone(),
+            options.kept_output_bytes,
+            options.keep_outputs,
+        )?;
+        Ok(TermpilotServer {
             engine,
             options: Arc::new(options),
             validators: Arc::new(Validators::new()),
-        }
+            store: Arc::new(Mutex::new(store)),
+        })
+    }
+
+    /// A wait's duration: the caller's (default 30 s), capped by the ceiling.
+    pub(crate) fn wait_time(&self, requested: Option<f64>) -> Duration {
+        let seconds = requested.unwrap_or(30.0).min(self.options.max_wait_s);
+        Duration::from_secs_f64(seconds.max(0.001))
     }
 
     /// The tools this server publishes.
@@ -76,7 +113,7 @@ impl TermpilotServer {
         .to_string()
     }
 
-    async fn call(&self, name: &str, arguments: Value) -> Result<Done, String> {
+    async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> Result<Done, String> {
         let Some(spec) = catalog::find(name) else {
             return Err(format!(
                 "unknown tool {name:?}; call tools/list to see the tools"
@@ -90,7 +127,7 @@ impl TermpilotServer {
             ));
         }
         self.validators.check(name, &arguments)?;
-        handlers::dispatch(self, name, arguments).await
+        handlers::dispatch(self, name, arguments, call).await
     }
 }
 
@@ -130,11 +167,16 @@ impl ServerHandler for TermpilotServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let started = std::time::Instant::now();
-        let outcome = self.call(&request.name, arguments).await;
+        let call = CallContext {
+            token: context.meta.get_progress_token(),
+            peer: context.peer.clone(),
+            cancelled: context.ct.clone(),
+        };
+        let outcome = self.call(&request.name, arguments, &call).await;
         tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = outcome.is_ok(), "tool call");
         let result = match outcome {
             Ok(done) => {
@@ -145,5 +187,53 @@ impl ServerHandler for TermpilotServer {
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         };
         Ok(result.into())
+    }
+}
+
+/// What a long call needs from its request: progress reporting and
+/// cancellation.
+pub(crate) struct CallContext {
+    token: Option<ProgressToken>,
+    peer: Peer<RoleServer>,
+    cancelled: CancellationToken,
+}
+
+impl CallContext {
+    /// Runs `work`, sending a progress notification every second when the
+    /// client asked for progress, and stopping at once when the client
+    /// cancels (dropping `work`, which leaves nothing running).
+    pub(crate) async fn run<F: Future>(
+        &self,
+        what: &str,
+        total: Duration,
+        work: F,
+    ) -> Result<F::Output, String> {
+        tokio::pin!(work);
+        let started = tokio::time::Instant::now();
+        let mut ticker =
+            tokio::time::interval_at(started + Duration::from_secs(1), Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                output = &mut work => return Ok(output),
+                () = self.cancelled.cancelled() => return Err(format!("{what}: cancelled by the client")),
+                _ = ticker.tick(), if self.token.is_some() => self.progress(what, started, total).await,
+            }
+        }
+    }
+
+    async fn progress(&self, what: &str, started: tokio::time::Instant, total: Duration) {
+        let Some(token) = self.token.clone() else {
+            return;
+        };
+        let elapsed = started.elapsed().as_secs_f64();
+        let param = ProgressNotificationParam::new(token, elapsed)
+            .with_total(total.as_secs_f64())
+            .with_message(format!(
+                "{what}: {elapsed:.0} s of at most {:.0} s",
+                total.as_secs_f64()
+            ));
+        if let Err(e) = self.peer.notify_progress(param).await {
+            tracing::debug!(error = %e, "progress notification not sent");
+        }
     }
 }

@@ -73,7 +73,10 @@ fn shortened(message: &str) -> String {
     }
     let head: String = chars[..HEAD].iter().collect();
     let tail: String = chars[chars.len() - TAIL..].iter().collect();
-    format!("{head}[... {} characters ...]{tail}", chars.len() - HEAD - TAIL)
+    format!(
+        "{head}[... {} characters ...]{tail}",
+        chars.len() - HEAD - TAIL
+    )
 }
 
 /// Deserialises checked arguments into the tool's parameter type.
@@ -112,7 +115,11 @@ mod tests {
             .check("send_keys", &json!({"pane": "%1", "text": text}))
             .unwrap_err();
         assert!(err.contains("text"), "{err}");
-        assert!(err.len() < 400, "the message does not quote the whole text: {}", err.len());
+        assert!(
+            err.len() < 400,
+            "the message does not quote the whole text: {}",
+            err.len()
+        );
         assert!(err.contains("65536"), "the message keeps the limit: {err}");
         let fits = "é".repeat(crate::params::MAX_TEXT);
         validators

@@ -34,7 +34,11 @@ struct ServeArgs {
 
     /// Toolsets to publish, comma-separated: read-only, input, lifecycle,
     /// destructive, or all. The destructive set (kill_*) is off by default.
-    #[arg(long, env = "TERMPILOT_TOOLSETS", default_value = "read-only,input,lifecycle")]
+    #[arg(
+        long,
+        env = "TERMPILOT_TOOLSETS",
+        default_value = "read-only,input,lifecycle"
+    )]
     toolsets: String,
 
     /// Token budget of tools that return terminal text, when the caller gives none.
@@ -44,6 +48,23 @@ struct ServeArgs {
     /// The most tokens any call may ask for.
     #[arg(long, env = "TERMPILOT_MAX_TOKENS", default_value_t = 20_000)]
     max_tokens: u32,
+
+    /// The longest any wait may last, in seconds; longer requests are clamped.
+    #[arg(long, env = "TERMPILOT_MAX_WAIT_S", default_value_t = 3_600.0)]
+    max_wait_s: f64,
+
+    /// Directory for full outputs that a tool cut to its budget (read back with
+    /// read_output). Default: a fresh private temporary directory, removed on exit.
+    #[arg(long, env = "TERMPILOT_OUTPUT_DIR")]
+    output_dir: Option<PathBuf>,
+
+    /// Keep the output directory when the server exits.
+    #[arg(long, env = "TERMPILOT_KEEP_OUTPUTS")]
+    keep_outputs: bool,
+
+    /// The most megabytes of kept outputs; the oldest are evicted first.
+    #[arg(long, env = "TERMPILOT_KEPT_OUTPUT_MB", default_value_t = 256)]
+    kept_output_mb: u64,
 
     /// Log filter for stderr, e.g. "info" or "termpilot_tmux=debug".
     #[arg(long, env = "TERMPILOT_LOG", default_value = "warn")]
@@ -55,7 +76,12 @@ struct ServeArgs {
 struct ServerSelection {
     /// tmux socket name (like `tmux -L`). Default: "termpilot", a server of
     /// termpilot's own, started when not running.
-    #[arg(short = 'L', long = "socket-name", env = "TERMPILOT_SOCKET_NAME", conflicts_with = "socket_path")]
+    #[arg(
+        short = 'L',
+        long = "socket-name",
+        env = "TERMPILOT_SOCKET_NAME",
+        conflicts_with = "socket_path"
+    )]
     socket_name: Option<String>,
 
     /// tmux socket path (like `tmux -S`), e.g. to drive your own server.
@@ -109,12 +135,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot start the tmux connection ({socket})"))?;
     tracing::info!(%socket, %toolsets, "serving MCP on stdio");
+    anyhow::ensure!(args.max_wait_s > 0.0, "--max-wait-s must be positive");
     let options = ServerOptions {
         toolsets,
         default_max_tokens: args.default_max_tokens.min(args.max_tokens),
         max_tokens_ceiling: args.max_tokens,
+        max_wait_s: args.max_wait_s,
+        output_dir: args.output_dir,
+        kept_output_bytes: args.kept_output_mb << 20,
+        keep_outputs: args.keep_outputs,
     };
-    termpilot_mcp::serve_stdio(TermpilotServer::new(engine, options)).await?;
+    let server =
+        TermpilotServer::new(engine, options).context("cannot set up the kept-output directory")?;
+    termpilot_mcp::serve_stdio(server).await?;
     Ok(())
 }
 

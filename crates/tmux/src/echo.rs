@@ -68,11 +68,11 @@ fn aligned_with_echo(line: &str, start: usize, end: usize, typed: &str, at: usiz
 /// The candidate lines a wait from `since` must discount, given what was
 /// typed and the complete lines (text, end offset) seen between each typed
 /// entry and `since`.
-pub fn candidates<'a>(
-    typed: &'a [Typed],
+pub fn candidates(
+    typed: &[Typed],
     since: u64,
     lines_before: impl Fn(u64) -> Vec<String>,
-) -> Vec<&'a str> {
+) -> Vec<&str> {
     let mut out = Vec::new();
     for entry in typed {
         let earlier = (entry.offset < since).then(|| lines_before(entry.offset));

@@ -321,10 +321,10 @@ impl Engine {
             let Ok(session) = String::from_utf8_lossy(line).trim().parse::<SessionId>() else {
                 continue;
             };
-            if !tracked.contains(&session) {
-                if let Err(e) = self.attach(session).await {
-                    tracing::debug!(%session, error = %e, "session vanished before attach");
-                }
+            if !tracked.contains(&session)
+                && let Err(e) = self.attach(session).await
+            {
+                tracing::debug!(%session, error = %e, "session vanished before attach");
             }
         }
         Ok(())

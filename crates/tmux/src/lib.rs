@@ -25,6 +25,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod channel;
 mod client;
 pub mod config;
 pub mod echo;
@@ -36,6 +37,7 @@ mod panes;
 mod shell;
 mod wait;
 
+pub use channel::ChannelOutcome;
 pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};
 pub use engine::Engine;

@@ -5,18 +5,22 @@
 //! a small wrapper:
 //!
 //! ```text
-//! { COMMAND
+//! { printf '\033]7770;NONCE;start\007'; COMMAND
 //! }; printf '\033]7770;NONCE;%s\007' "$?"
 //! ```
 //!
 //! The braces and the newline let any command line through, including one
-//! that ends in `&` or a `# comment`. When it finishes, the shell prints an
-//! invisible OSC sequence carrying a per-call random nonce and the exit code.
+//! that ends in `&` or a `# comment`. Right before the command runs, and
+//! when it finishes, the shell prints an invisible OSC sequence carrying a
+//! per-call random nonce (and at the end the exit code); the output is what
+//! lies between the two, so prompts and the echoed command line never get
+//! into it, even when the shell was still starting up when the line was
+//! typed.
 //! The terminal's echo of the wrapper shows the nonce too, but only as the
 //! text `\033]7770;`, never with a real ESC byte before it, so neither the echo
 //! nor a program's output (which cannot know the nonce) can fake completion.
 //!
-//! History: in bash the wrapper removes its own history entry and adds the
+//! History: in bash the wrapper replaces its own history entry with the
 //! command line alone (`history -s`). zsh gets the wrapper with a leading
 //! space, which keeps it out of history when `hist_ignore_space` is set (it
 //! is in most configurations); POSIX sh keeps no history.
@@ -61,15 +65,18 @@ impl Shell {
 
 /// The text typed into the shell for `command` with `nonce`.
 pub fn wrapper(shell: Shell, command: &str, nonce: &str) -> String {
-    let marker = format!("}}; printf '\\033]7770;{nonce};%s\\007' \"$?\"");
+    let start = format!("printf '\\033]7770;{nonce};start\\007'");
+    let end = format!("printf '\\033]7770;{nonce};%s\\007' \"$?\"");
+    let body = format!("{{ {start}; {command}\n}}; {end}");
     match shell {
+        // `history -s` replaces the newest entry (this wrapper) with the
+        // command line alone; the `case` makes sure that entry is ours.
         Shell::Bash => format!(
-            "{{ {command}\n{marker}; case \"$(HISTTIMEFORMAT= history 1)\" in *{nonce}*) \
-             history -d -1; history -s -- {quoted};; esac",
+            "{body}; case \"$(HISTTIMEFORMAT= history 1)\" in *{nonce}*) history -s -- {quoted};; esac",
             quoted = single_quoted(command)
         ),
-        Shell::Zsh => format!(" {{ {command}\n{marker}"),
-        Shell::Posix => format!("{{ {command}\n{marker}"),
+        Shell::Zsh => format!(" {body}"),
+        Shell::Posix => body,
     }
 }
 
@@ -232,6 +239,7 @@ impl Engine {
                 "alternate_on",
                 "pane_in_mode",
                 "pane_dead",
+                "pane_pid",
             ]));
         let reply = self.command(query).await?;
         let text = reply.text();
@@ -253,6 +261,12 @@ impl Engine {
         }
         if record.flag(2) {
             return refuse(format!("a full-screen program ({program}) is running"));
+        }
+        if let Some(child) = record.parse::<u32>(5).ok().and_then(foreground_child) {
+            return refuse(format!(
+                "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
+                 wait_for_command for an earlier run_command) or interrupt it with keys [\"C-c\"]"
+            ));
         }
         match Shell::from_command(program) {
             Some(shell) => Ok(shell),
@@ -277,8 +291,8 @@ fn report(running: &Running, progress: Progress) -> CommandReport {
     }
 }
 
-/// Reads the journal after the command was typed: output between the end of
-/// the echoed wrapper and the marker, and the exit code in the marker.
+/// Reads the journal after the command was typed: output between the start
+/// and end markers, and the exit code in the end marker.
 fn progress(journal: &termpilot_journal::Journal, running: &Running) -> Progress {
     let read = journal.read_from(running.cursor);
     let bytes: &[u8] = &read.bytes;
@@ -286,48 +300,79 @@ fn progress(journal: &termpilot_journal::Journal, running: &Running) -> Progress
     marker.extend_from_slice(running.nonce.as_bytes());
     marker.push(b';');
     let finder = memchr::memmem::Finder::new(&marker);
-    let (body_end, exit_code, cursor) = match finder.find(bytes) {
-        Some(at) => {
-            let rest = &bytes[at + marker.len()..];
-            match rest.iter().position(|&b| b == 0x07) {
-                Some(bell) => {
-                    let code = std::str::from_utf8(&rest[..bell])
-                        .ok()
-                        .and_then(|s| s.trim().parse().ok());
-                    let after = running.cursor + read.lost + (at + marker.len() + bell + 1) as u64;
-                    (at, code, after)
-                }
-                None => (at, None, journal.end()),
-            }
+    let mut body_start = None;
+    let mut from = 0;
+    while let Some(found) = finder.find(&bytes[from..]) {
+        let at = from + found;
+        let payload = &bytes[at + marker.len()..];
+        let Some(bell) = memchr::memchr(0x07, payload) else {
+            break;
+        };
+        let value = &payload[..bell];
+        let after = at + marker.len() + bell + 1;
+        if value == b"start" {
+            body_start = Some(after);
+        } else if let Some(start) = body_start {
+            let code = std::str::from_utf8(value)
+                .ok()
+                .and_then(|v| v.trim().parse().ok());
+            return finished(running, read.lost, &bytes[start..at], code, after);
         }
-        None => (bytes.len(), None, journal.end()),
-    };
-    let body_start = echo_end(bytes, running.nonce.as_bytes()).min(body_end);
-    let output = termpilot_journal::clean_text(&bytes[body_start..body_end]);
+        from = after;
+    }
+    let body = body_start.map_or(&bytes[..0], |start| &bytes[start..]);
     Progress {
-        exit_code,
-        output: output.trim_end_matches('\n').to_owned(),
-        cursor,
+        exit_code: None,
+        output: clean_output(body),
+        cursor: journal.end(),
         lost: read.lost,
     }
 }
 
-/// Where the command's output starts: after the line of the echoed wrapper
-/// that carries the nonce as plain text.
-fn echo_end(bytes: &[u8], nonce: &[u8]) -> usize {
-    let mut from = 0;
-    while let Some(found) = memchr::memmem::find(&bytes[from..], nonce) {
-        let at = from + found;
-        let is_marker = bytes[..at].ends_with(MARKER_PREFIX);
-        if !is_marker {
-            return match memchr::memchr(b'\n', &bytes[at..]) {
-                Some(newline) => at + newline + 1,
-                None => bytes.len(),
-            };
-        }
-        from = at + nonce.len();
+fn finished(
+    running: &Running,
+    lost: u64,
+    body: &[u8],
+    exit_code: Option<i32>,
+    after: usize,
+) -> Progress {
+    Progress {
+        exit_code: exit_code.or(Some(-1)),
+        output: clean_output(body),
+        cursor: running.cursor + lost + after as u64,
+        lost,
     }
-    bytes.len()
+}
+
+fn clean_output(body: &[u8]) -> String {
+    termpilot_journal::clean_text(body)
+        .trim_end_matches('\n')
+        .to_owned()
+}
+
+/// A child of `shell` in the shell's own process group: a command the shell
+/// runs in the foreground without job control (as `sh -c` does), which tmux
+/// reports as the shell itself. Linux only; elsewhere nothing is found.
+fn foreground_child(shell: u32) -> Option<String> {
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).ok()?;
+    let shell_group = process_group(shell)?;
+    children
+        .split_whitespace()
+        .filter_map(|pid| pid.parse::<u32>().ok())
+        .find(|&pid| process_group(pid) == Some(shell_group))
+        .map(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map(|name| name.trim().to_owned())
+                .unwrap_or_else(|_| pid.to_string())
+        })
+}
+
+/// The process group of `pid`, from `/proc/PID/stat` (the name in
+/// parentheses may itself contain spaces and parentheses).
+fn process_group(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields = &stat[stat.rfind(')')? + 1..];
+    fields.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// A random 64-bit hex nonce, from the standard library's per-process random
@@ -346,6 +391,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn finds_a_foreground_child_of_a_shell() {
+        let mut shell = std::process::Command::new("sh")
+            .args(["-c", "sleep 5; true"])
+            .spawn()
+            .expect("sh runs");
+        let pid = shell.id();
+        let mut child = None;
+        for _ in 0..100 {
+            // Until sh has exec'd sleep, the child is still called sh.
+            child = foreground_child(pid);
+            if child.as_deref() == Some("sleep") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = shell.kill();
+        let _ = shell.wait();
+        assert_eq!(child.as_deref(), Some("sleep"));
+        assert_eq!(foreground_child(u32::MAX), None);
+    }
+
+    #[test]
     fn recognises_shells() {
         assert_eq!(Shell::from_command("-bash"), Some(Shell::Bash));
         assert_eq!(Shell::from_command("zsh"), Some(Shell::Zsh));
@@ -356,21 +423,21 @@ mod tests {
     #[test]
     fn wrapper_quotes_the_command_for_history() {
         let text = wrapper(Shell::Bash, "echo 'it''s' # note", "tpabc");
-        assert!(
-            text.starts_with("{ echo 'it''s' # note\n}; printf"),
-            "{text}"
-        );
+        let start = "{ printf '\\033]7770;tpabc;start\\007'; echo 'it''s' # note\n}; printf";
+        assert!(text.starts_with(start), "{text}");
         assert!(
             text.contains("history -s -- 'echo '\\''it'\\'''\\''s'\\'' # note'"),
             "{text}"
         );
-        assert!(wrapper(Shell::Zsh, "ls", "n").starts_with(" { ls\n}"));
+        assert!(wrapper(Shell::Zsh, "ls", "n").starts_with(" { printf"));
     }
 
     #[test]
     fn output_lies_between_the_echo_and_the_marker() {
         let nonce = "tp0123";
-        let typed = format!("$ {{ ls\r\n> }}; printf '\\033]7770;{nonce};%s\\007' \"$?\"\r\n");
+        let typed = format!(
+            "$ {{ printf '\\033]7770;{nonce};start\\007'; ls\r\n> }}; printf '\\033]7770;{nonce};%s\\007' \"$?\"\r\n"
+        );
         let mut journal = termpilot_journal::Journal::new(termpilot_journal::Limits::default());
         journal.append(b"old stuff\r\n");
         let running = Running {
@@ -380,6 +447,7 @@ mod tests {
             started: Instant::now(),
         };
         journal.append(typed.as_bytes());
+        journal.append(format!("\x1b]7770;{nonce};start\x07").as_bytes());
         journal.append(b"a.txt\r\nb.txt\r\n");
         let pending = progress(&journal, &running);
         assert_eq!(pending.exit_code, None);
@@ -400,7 +468,7 @@ mod tests {
             cursor: 0,
             started: Instant::now(),
         };
-        journal.append(b"echo\r\n\x1b]7770;tpfake;0\x07 \\033]7770;tpreal;0\\007\r\n");
+        journal.append(b"\x1b]7770;tpreal;start\x07echo\r\n\x1b]7770;tpfake;0\x07 \\033]7770;tpreal;0\\007\r\n");
         assert_eq!(progress(&journal, &running).exit_code, None);
     }
 }

@@ -121,17 +121,17 @@ impl Engine {
         let now = self.sync_pane(pane).await?;
         let baseline = spec.since.unwrap_or(now).min(now);
         let typed = self.shared.panes.typed(pane);
-        if spec.include_screen {
-            if let Some(found) = self.match_screen(pane, &pattern, &typed).await? {
-                let outcome = kind(found.index, spec.patterns.len());
-                let found = Found {
-                    index: local_index(found.index, spec.patterns.len()),
-                    ..found
-                };
-                return self
-                    .report(pane, outcome, Some(found), baseline, now, 0, started)
-                    .await;
-            }
+        if spec.include_screen
+            && let Some(found) = self.match_screen(pane, &pattern, &typed).await?
+        {
+            let outcome = kind(found.index, spec.patterns.len());
+            let found = Found {
+                index: local_index(found.index, spec.patterns.len()),
+                ..found
+            };
+            return self
+                .report(pane, outcome, Some(found), baseline, now, 0, started)
+                .await;
         }
         let earlier = self.lines_before(pane, &typed, baseline);
         let mut scan = EchoScan::new(pattern, baseline, earlier);
