@@ -1,0 +1,326 @@
+//! `cargo bench -p termpilot --bench latency`: what one persistent control-mode
+//! connection buys over a `tmux` process per call, measured in one run on a
+//! private tmux server (socket `tp-bench-<pid>`, killed at the end).
+//!
+//! 1. A command round trip through the engine vs the same command as a
+//!    `tmux` subprocess.
+//! 2. MCP `tools/call` latency over stdio with the real binary vs one `tmux`
+//!    subprocess per call.
+//! 3. Process start to an answered `tools/list`, with the tmux server running
+//!    and without.
+//!
+//! Prints a table on stdout and writes the figures to
+//! `target/bench-latency.json`.
+#![allow(clippy::print_stdout)]
+
+mod mcp_client;
+mod report;
+mod server;
+mod stats;
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, ensure};
+use serde_json::{Value, json};
+use termpilot_control::Command;
+use termpilot_tmux::{Engine, EngineConfig, Socket};
+
+use crate::mcp_client::McpClient;
+use crate::report::{Report, Section};
+use crate::server::PrivateServer;
+use crate::stats::{Summary, time_async, time_blocking};
+
+/// The binary under test, built by the same `cargo bench` invocation.
+const TERMPILOT: &str = env!("CARGO_BIN_EXE_termpilot");
+
+const ROUND_TRIPS: usize = 2_000;
+const ROUND_TRIP_WARMUP: usize = 200;
+const SUBPROCESS_RUNS: usize = 200;
+const SUBPROCESS_WARMUP: usize = 20;
+const MCP_CALLS: usize = 500;
+const MCP_WARMUP: usize = 50;
+const STARTS: usize = 20;
+const START_WARMUP: usize = 2;
+/// Each cold start also pays for killing the server first, so a few suffice.
+const COLD_STARTS: usize = 5;
+
+/// The format the subprocess baseline of `list_panes` asks for: about what
+/// the `list_panes` tool reports.
+const LIST_PANES_FORMAT: &str = "#{pane_id}\t#{session_name}\t#{window_index}\t#{pane_index}\t\
+     #{pane_width}x#{pane_height}\t#{pane_active}\t#{pane_current_command}\t#{pane_title}";
+
+fn main() -> anyhow::Result<()> {
+    let server = PrivateServer::start(format!("tp-bench-{}", std::process::id()))?;
+    server.stop_on_interrupt();
+    let mut report = Report::new(context(&server)?);
+    report.push(round_trips(&server)?);
+    report.push(mcp_calls(&server)?);
+    report.push(startup(&server)?);
+    print!("{}", report.table());
+    let target = Path::new(TERMPILOT)
+        .ancestors()
+        .nth(2)
+        .context("the binary is not in target/<profile>/")?;
+    let path = report.write_json(target)?;
+    println!("JSON written to {}", path.display());
+    Ok(())
+}
+
+/// The facts a reader needs to compare runs across machines.
+fn context(server: &PrivateServer) -> anyhow::Result<Vec<(&'static str, String)>> {
+    let version = String::from_utf8(server.tmux().arg("-V").output()?.stdout)?;
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    Ok(vec![
+        ("tmux", version.trim().to_owned()),
+        ("cores", cores.to_string()),
+        ("socket", server.name().to_owned()),
+        ("binary", TERMPILOT.to_owned()),
+    ])
+}
+
+/// The runtime shape of `termpilot serve`, so the engine runs as it does there.
+fn engine_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// A light runtime for the MCP client side, which only drives pipes.
+fn client_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Runs a tmux subprocess to completion, failing on a non-zero exit.
+fn run_tmux(server: &PrivateServer, args: &[&str]) -> anyhow::Result<Vec<u8>> {
+    let output = server.tmux().args(args).output()?;
+    ensure!(
+        output.status.success(),
+        "tmux {args:?} failed: {}",
+        output.status
+    );
+    Ok(output.stdout)
+}
+
+// Part 1 ---------------------------------------------------------------------
+
+fn pane_id_command() -> Command {
+    Command::new("display-message").flag("-p").arg("#{pane_id}")
+}
+
+fn round_trips(server: &PrivateServer) -> anyhow::Result<Section> {
+    let control = control_mode_round_trips(server.name())?;
+    let args = ["display-message", "-p", "#{pane_id}"];
+    ensure!(
+        run_tmux(server, &args)?.starts_with(b"%"),
+        "display-message printed no pane id"
+    );
+    let subprocess = time_blocking(SUBPROCESS_WARMUP, SUBPROCESS_RUNS, || {
+        run_tmux(server, &args).map(drop)
+    })?;
+    Ok(
+        Section::new("1. command round trip: display-message -p '#{pane_id}'")
+            .row(
+                "control_mode_round_trip",
+                "control mode (Engine::command)",
+                control,
+            )
+            .row(
+                "subprocess_round_trip",
+                "tmux subprocess per command",
+                subprocess,
+            )
+            .ratio(
+                "control_mode_vs_subprocess",
+                "control mode vs subprocess: times faster",
+                control.times_faster_than(&subprocess),
+            ),
+    )
+}
+
+/// Times `Engine::command` on its own runtime, which is shut down afterwards:
+/// that kills the engine's control clients, which would otherwise attach to
+/// the sessions part 2 creates and load the tmux server while it is measured.
+fn control_mode_round_trips(socket: &str) -> anyhow::Result<Summary> {
+    let runtime = engine_runtime()?;
+    let summary = runtime.block_on(async {
+        let config = EngineConfig {
+            socket: Socket::Name(socket.to_owned()),
+            host: None,
+            ..EngineConfig::default()
+        };
+        let engine = Engine::connect(config).await?;
+        let reply = engine.command(pane_id_command()).await?;
+        ensure!(
+            reply.text().starts_with('%'),
+            "unexpected reply {:?}",
+            reply.text()
+        );
+        time_async(ROUND_TRIP_WARMUP, ROUND_TRIPS, async || {
+            engine.command(pane_id_command()).await?;
+            Ok(())
+        })
+        .await
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    summary
+}
+
+// Part 2 ---------------------------------------------------------------------
+
+/// The three timed tool calls, in the order they are measured.
+struct ToolTimes {
+    /// `ping` touches no tmux: it is what the stdio transport alone costs.
+    ping: Summary,
+    list_panes: Summary,
+    send_keys: Summary,
+    capture_pane: Summary,
+}
+
+fn mcp_calls(server: &PrivateServer) -> anyhow::Result<Section> {
+    let tools = client_runtime()?.block_on(time_tools(server.name()))?;
+    let args = ["list-panes", "-a", "-F", LIST_PANES_FORMAT];
+    let baseline = time_blocking(SUBPROCESS_WARMUP, SUBPROCESS_RUNS, || {
+        run_tmux(server, &args).map(drop)
+    })?;
+    let vs = |summary: &Summary| summary.times_faster_than(&baseline);
+    Ok(
+        Section::new("2. MCP tools/call over stdio (termpilot serve), request to response")
+            .row(
+                "mcp_ping",
+                "ping (stdio transport only, no tmux)",
+                tools.ping,
+            )
+            .row("mcp_list_panes", "list_panes", tools.list_panes)
+            .row(
+                "mcp_send_keys",
+                "send_keys (\"x\" into a `cat` pane)",
+                tools.send_keys,
+            )
+            .row(
+                "mcp_capture_pane",
+                "capture_pane (that pane)",
+                tools.capture_pane,
+            )
+            .row(
+                "subprocess_list_panes",
+                "baseline: tmux list-panes -a subprocess",
+                baseline,
+            )
+            .ratio(
+                "list_panes_vs_subprocess",
+                "list_panes vs one tmux subprocess per call",
+                vs(&tools.list_panes),
+            )
+            .ratio(
+                "send_keys_vs_subprocess",
+                "send_keys vs one tmux subprocess per call",
+                vs(&tools.send_keys),
+            )
+            .ratio(
+                "capture_pane_vs_subprocess",
+                "capture_pane vs one tmux subprocess per call",
+                vs(&tools.capture_pane),
+            )
+            .note("ratios are times faster, by median")
+            .note(
+                "context, not measured here: existing tmux MCP servers spawn 2-12 tmux \
+             processes per call, 9-15 ms a call (DESIGN.md section 1)",
+            ),
+    )
+}
+
+async fn time_tools(socket: &str) -> anyhow::Result<ToolTimes> {
+    let mut client = McpClient::spawn(Path::new(TERMPILOT), socket)?;
+    client.initialize().await?;
+    let pane = cat_pane(&mut client).await?;
+    let listed = client.call_tool("list_panes", json!({})).await?;
+    ensure!(
+        listed.to_string().contains(&pane),
+        "list_panes does not show {pane}: {listed}"
+    );
+    let keys = json!({ "pane": pane, "text": "x", "enter": false });
+    let capture = json!({ "pane": pane });
+    let times = ToolTimes {
+        ping: time_async(MCP_WARMUP, MCP_CALLS, async || {
+            client.request("ping", json!({})).await.map(drop)
+        })
+        .await?,
+        list_panes: time_tool(&mut client, "list_panes", json!({})).await?,
+        send_keys: time_tool(&mut client, "send_keys", keys).await?,
+        capture_pane: time_tool(&mut client, "capture_pane", capture).await?,
+    };
+    client.close().await?;
+    Ok(times)
+}
+
+/// Creates a session running `cat > /dev/null`, a pane that can take any
+/// number of keystrokes without running anything, and returns its pane id.
+async fn cat_pane(client: &mut McpClient) -> anyhow::Result<String> {
+    let arguments = json!({ "name": "bench-cat", "command": "cat > /dev/null" });
+    let created = client.call_tool("create_session", arguments).await?;
+    let pane = created["structuredContent"]["pane"].as_str();
+    Ok(pane
+        .with_context(|| format!("create_session gave no pane: {created}"))?
+        .to_owned())
+}
+
+async fn time_tool(
+    client: &mut McpClient,
+    name: &str,
+    arguments: Value,
+) -> anyhow::Result<Summary> {
+    time_async(MCP_WARMUP, MCP_CALLS, async || {
+        client.call_tool(name, arguments.clone()).await?;
+        Ok(())
+    })
+    .await
+}
+
+// Part 3 ---------------------------------------------------------------------
+
+fn startup(server: &PrivateServer) -> anyhow::Result<Section> {
+    let runtime = client_runtime()?;
+    let socket = server.name();
+    let warm = runtime.block_on(async {
+        time_async(START_WARMUP, STARTS, async || {
+            start_to_tools_list(socket).await.map(drop)
+        })
+        .await
+    })?;
+    let mut cold = Vec::with_capacity(COLD_STARTS);
+    for _ in 0..COLD_STARTS {
+        server.stop()?;
+        cold.push(runtime.block_on(start_to_tools_list(socket))?);
+        ensure!(
+            server.is_running(),
+            "termpilot did not start the tmux server"
+        );
+    }
+    Ok(
+        Section::new("3. process start to answered tools/list (initialize handshake included)")
+            .row("start_server_running", "tmux server already running", warm)
+            .row(
+                "start_server_not_running",
+                "tmux server not running (termpilot starts it)",
+                Summary::of(cold),
+            ),
+    )
+}
+
+/// Spawns a fresh `termpilot serve`, and returns the time from spawn to the
+/// answer to `tools/list` (the client's handshake comes first, as in real use).
+async fn start_to_tools_list(socket: &str) -> anyhow::Result<std::time::Duration> {
+    let start = Instant::now();
+    let mut client = McpClient::spawn(Path::new(TERMPILOT), socket)?;
+    client.initialize().await?;
+    let listed = client.request("tools/list", json!({})).await?;
+    let elapsed = start.elapsed();
+    let count = listed["tools"].as_array().map_or(0, Vec::len);
+    ensure!(count > 0, "tools/list returned no tools: {listed}");
+    client.close().await?;
+    Ok(elapsed)
+}

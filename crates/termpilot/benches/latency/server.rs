@@ -1,0 +1,134 @@
+//! The benchmark's own tmux server, and the guarantee that it goes away.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, ensure};
+
+/// A tmux server on a private socket name, killed when this value is dropped
+/// (also while a panic unwinds), so a failed run leaves nothing behind.
+pub struct PrivateServer {
+    name: String,
+    /// tmux leaves its socket file behind on `kill-server`; we remove it
+    /// ourselves, since nobody else will ever use this name again.
+    socket_path: Option<PathBuf>,
+}
+
+impl PrivateServer {
+    /// Starts a server named `name` with a first session "main" (pane `%0`),
+    /// configured from `/dev/null` so the user's `~/.tmux.conf` plays no part.
+    pub fn start(name: String) -> anyhow::Result<PrivateServer> {
+        // The guard exists before the server does, so a failure below still kills it.
+        let mut server = PrivateServer {
+            name,
+            socket_path: None,
+        };
+        server.launch()?;
+        server.socket_path = Some(server.query_socket_path()?);
+        Ok(server)
+    }
+
+    /// The socket name (`tmux -L NAME`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A `tmux -L NAME` command, cleared of the variables that would tie it to
+    /// a tmux the benchmark itself might run in.
+    pub fn tmux(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command
+            .arg("-L")
+            .arg(&self.name)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE");
+        command
+    }
+
+    /// (Re)starts the server after [`PrivateServer::stop`].
+    pub fn launch(&self) -> anyhow::Result<()> {
+        let status = self
+            .tmux()
+            .args(["-f", "/dev/null", "new-session", "-d", "-s", "main"])
+            .args(["-x", "160", "-y", "48"])
+            .status()
+            .context("cannot run tmux")?;
+        ensure!(status.success(), "tmux new-session failed: {status}");
+        Ok(())
+    }
+
+    /// Kills the server and waits until it no longer answers.
+    pub fn stop(&self) -> anyhow::Result<()> {
+        let _ = self.quiet(&["kill-server"]);
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while self.is_running() {
+            ensure!(
+                Instant::now() < deadline,
+                "tmux server {} did not exit",
+                self.name
+            );
+            thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    }
+
+    /// Whether the server answers at all.
+    pub fn is_running(&self) -> bool {
+        self.quiet(&["list-sessions"]).unwrap_or(false)
+    }
+
+    /// On Ctrl-C, kills the server before exiting: `exit` skips destructors,
+    /// so the guard alone would leave the server running.
+    pub fn stop_on_interrupt(&self) {
+        let server = PrivateServer {
+            name: self.name.clone(),
+            socket_path: self.socket_path.clone(),
+        };
+        thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            if runtime.block_on(tokio::signal::ctrl_c()).is_ok() {
+                drop(server);
+                std::process::exit(130);
+            }
+        });
+    }
+
+    fn quiet(&self, args: &[&str]) -> std::io::Result<bool> {
+        let status = self
+            .tmux()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        Ok(status.success())
+    }
+
+    fn query_socket_path(&self) -> anyhow::Result<PathBuf> {
+        let output = self
+            .tmux()
+            .args(["display-message", "-p", "#{socket_path}"])
+            .output()?;
+        let path = String::from_utf8(output.stdout)?;
+        ensure!(
+            output.status.success() && !path.trim().is_empty(),
+            "no socket path"
+        );
+        Ok(PathBuf::from(path.trim()))
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        let _ = self.stop();
+        if let Some(path) = &self.socket_path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
