@@ -197,6 +197,35 @@ pub(crate) const SPECS: &[Spec] = &[
         output: output::<SentEntry>,
     },
     Spec {
+        name: "send_keys_batch",
+        title: "Type into panes, many at once",
+        description: "Send up to 100 send_keys operations (any panes, in order) in one call, \
+            written to tmux as one pipelined chain: far faster than separate calls. Use it when \
+            you already know all the input, e.g. filling several panes or a form; use single \
+            send_keys when each input depends on what the last one printed. on_error \"stop\" \
+            (default) sends nothing after the first failure; \"continue\" runs every operation \
+            and reports each. Everything is validated (key names, panes) before anything is sent.",
+        toolset: Toolset::Input,
+        effect: Effect::Runs,
+        input: input::<SendKeysBatchParams>,
+        output: output::<BatchEntry>,
+    },
+    Spec {
+        name: "run_batch",
+        title: "Run a pipeline of steps",
+        description: "Run up to 100 steps in one call: send_keys, paste_text, wait_for_text, \
+            wait_for_idle, capture_pane, capture_since, run_command (`op` names the tool; the \
+            other fields are its arguments, and each result has that tool's shape). A step's \
+            `since`/`cursor` may be \"$prev\" (the latest earlier cursor) or \"$N\" (step N's). \
+            Good for send-wait-capture sequences whose steps you know in advance; use single \
+            calls when you must look at a result before deciding the next step. on_error as in \
+            send_keys_batch; all text shares one token budget.",
+        toolset: Toolset::Input,
+        effect: Effect::Runs,
+        input: input::<RunBatchParams>,
+        output: output::<RunBatchEntry>,
+    },
+    Spec {
         name: "create_session",
         title: "Create a session",
         description: "Create a new tmux session (detached, sized `width`x`height`) running a \

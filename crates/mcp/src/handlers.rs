@@ -11,7 +11,7 @@ use crate::params::*;
 use crate::results::*;
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::validate::parse;
-use crate::waits;
+use crate::{batches, waits};
 
 type Outcome = Result<Done, String>;
 
@@ -24,6 +24,8 @@ pub(crate) async fn dispatch(
 ) -> Outcome {
     match name {
         "capture_since" => capture_since(server, parse(name, arguments)?).await,
+        "send_keys_batch" => batches::send_keys_batch(server, parse(name, arguments)?, call).await,
+        "run_batch" => batches::run_batch(server, parse(name, arguments)?, call).await,
         "read_output" => read_output(server, parse(name, arguments)?),
         "wait_for_text" => waits::wait_for_text(server, parse(name, arguments)?, call).await,
         "wait_for_idle" => waits::wait_for_idle(server, parse(name, arguments)?, call).await,
@@ -122,17 +124,8 @@ pub(crate) async fn pane(server: &TermpilotServer, target: &str) -> Result<PaneI
 }
 
 async fn send_keys(server: &TermpilotServer, params: SendKeysParams) -> Outcome {
-    let keys = validate_keys(params.keys.unwrap_or_default())?;
-    let text = params.text.filter(|t| !t.is_empty());
-    if let Some(text) = &text {
-        refuse_nul("text", text)?;
-    }
-    let enter = params.enter.unwrap_or(text.is_some());
-    if text.is_none() && keys.is_empty() && !enter {
-        return Err("nothing to send: give `text`, `keys`, or `enter: true`".into());
-    }
+    let input = checked_input(&params, "")?;
     let pane = pane(server, &params.pane).await?;
-    let input = Input { text, keys, enter };
     let cursor = server
         .engine
         .send_input(pane, &input)
@@ -141,7 +134,30 @@ async fn send_keys(server: &TermpilotServer, params: SendKeysParams) -> Outcome 
     sent(server, pane, cursor)
 }
 
-async fn paste_text(server: &TermpilotServer, params: PasteTextParams) -> Outcome {
+/// The keystrokes of send_keys arguments, checked; errors name the field
+/// after `prefix` (e.g. "operations[3].").
+pub(crate) fn checked_input(params: &SendKeysParams, prefix: &str) -> Result<Input, String> {
+    let keys = validate_keys(params.keys.as_deref().unwrap_or_default(), prefix)?;
+    let text = params.text.clone().filter(|t| !t.is_empty());
+    if let Some(text) = &text {
+        refuse_nul(&format!("{prefix}text"), text)?;
+    }
+    let enter = params.enter.unwrap_or(text.is_some());
+    if text.is_none() && keys.is_empty() && !enter {
+        let at = prefix.trim_end_matches('.');
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!("{at}: ")
+        };
+        return Err(format!(
+            "{at}nothing to send: give `text`, `keys`, or `enter: true`"
+        ));
+    }
+    Ok(Input { text, keys, enter })
+}
+
+pub(crate) async fn paste_text(server: &TermpilotServer, params: PasteTextParams) -> Outcome {
     refuse_nul("text", &params.text)?;
     let pane = pane(server, &params.pane).await?;
     let cursor = server
@@ -152,7 +168,7 @@ async fn paste_text(server: &TermpilotServer, params: PasteTextParams) -> Outcom
     sent(server, pane, cursor)
 }
 
-fn sent(server: &TermpilotServer, pane: PaneId, cursor: u64) -> Outcome {
+pub(crate) fn sent(server: &TermpilotServer, pane: PaneId, cursor: u64) -> Outcome {
     let entry = SentEntry {
         pane: pane.to_string(),
         cursor: server.cursor(pane, cursor),
@@ -162,21 +178,19 @@ fn sent(server: &TermpilotServer, pane: PaneId, cursor: u64) -> Outcome {
 }
 
 /// Checks every key name, naming the first bad one by its index.
-fn validate_keys(keys: Vec<KeyName>) -> Result<Vec<String>, String> {
-    keys.into_iter()
+fn validate_keys(keys: &[KeyName], prefix: &str) -> Result<Vec<String>, String> {
+    keys.iter()
         .enumerate()
-        .map(
-            |(i, KeyName(name))| match termpilot_keys::parse_key(&name) {
-                Ok(_) => Ok(name),
-                Err(e) => Err(format!(
-                    "keys[{i}]: {e}; to type text literally, use `text` instead of `keys`"
-                )),
-            },
-        )
+        .map(|(i, KeyName(name))| match termpilot_keys::parse_key(name) {
+            Ok(_) => Ok(name.clone()),
+            Err(e) => Err(format!(
+                "{prefix}keys[{i}]: {e}; to type text literally, use `text` instead of `keys`"
+            )),
+        })
         .collect()
 }
 
-fn refuse_nul(field: &str, text: &str) -> Result<(), String> {
+pub(crate) fn refuse_nul(field: &str, text: &str) -> Result<(), String> {
     if text.contains('\0') {
         return Err(format!(
             "{field} contains a NUL character, which tmux cannot carry in text; \
@@ -186,7 +200,7 @@ fn refuse_nul(field: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Outcome {
+pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Outcome {
     let pane = pane(server, &params.pane).await?;
     let scrollback = match params.scrollback {
         None => Scrollback::None,
@@ -342,7 +356,7 @@ pub(crate) fn cursor_offset(
     Ok(cursor.offset)
 }
 
-async fn capture_since(server: &TermpilotServer, params: CaptureSinceParams) -> Outcome {
+pub(crate) async fn capture_since(server: &TermpilotServer, params: CaptureSinceParams) -> Outcome {
     let pane = pane(server, &params.pane).await?;
     let from = cursor_offset(server, pane, &params.cursor)?;
     let end = server.engine.sync_pane(pane).await.map_err(engine_error)?;

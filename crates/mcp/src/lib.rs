@@ -21,6 +21,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod batches;
 mod budget;
 mod catalog;
 mod handlers;

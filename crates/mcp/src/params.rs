@@ -383,3 +383,75 @@ pub struct ReadOutputParams {
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
+
+/// What a batch does when an operation fails.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Stop at the first failure: nothing after it is sent (default).
+    #[default]
+    Stop,
+    /// Run every operation; each reports for itself.
+    Continue,
+}
+
+/// Most operations in one batch.
+pub const MAX_BATCH: usize = 100;
+/// Most bytes of text in one batch, all operations together.
+pub const MAX_BATCH_TEXT: usize = 1_048_576;
+
+/// Arguments of `send_keys_batch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendKeysBatchParams {
+    /// 1 to 100 operations, run in this order; each has the arguments of send_keys. All
+    /// `text` together may hold at most 1 MiB.
+    #[schemars(length(min = 1, max = 100))]
+    pub operations: Vec<SendKeysParams>,
+    /// "stop" (default): at the first failure, nothing after it is sent. "continue": every
+    /// operation runs and reports for itself.
+    #[serde(default)]
+    pub on_error: OnError,
+}
+
+/// One step of `run_batch`: `op` names the tool, the other fields are that tool's
+/// arguments. In `since` (wait_for_text) and `cursor` (capture_since), "$prev" means the
+/// cursor of the latest earlier step that returned one, and "$N" the cursor of step N
+/// (counted from 0).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum BatchStep {
+    /// Arguments of send_keys.
+    SendKeys(SendKeysParams),
+    /// Arguments of paste_text.
+    PasteText(PasteTextParams),
+    /// Arguments of wait_for_text.
+    WaitForText(WaitForTextParams),
+    /// Arguments of wait_for_idle.
+    WaitForIdle(WaitForIdleParams),
+    /// Arguments of capture_pane.
+    CapturePane(CapturePaneParams),
+    /// Arguments of capture_since.
+    CaptureSince(CaptureSinceParams),
+    /// Arguments of run_command.
+    RunCommand(RunCommandParams),
+}
+
+/// Arguments of `run_batch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunBatchParams {
+    /// 1 to 100 steps, run in this order. Consecutive send_keys/paste_text steps go to
+    /// tmux as one pipelined chain; waits and captures run between them. All `text`
+    /// together may hold at most 1 MiB.
+    #[schemars(length(min = 1, max = 100))]
+    pub steps: Vec<BatchStep>,
+    /// "stop" (default): the first failing step ends the batch. "continue": later steps
+    /// still run.
+    #[serde(default)]
+    pub on_error: OnError,
+    /// Token budget for all returned text together (default 4000), shared among the steps
+    /// that return text.
+    #[schemars(range(min = 100, max = 100000))]
+    pub max_tokens: Option<u32>,
+}

@@ -307,3 +307,69 @@ pub struct PageEntry {
     /// With grep: how many lines matched in all.
     pub matching_lines: Option<usize>,
 }
+
+/// One operation's outcome in `send_keys_batch`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OpEntry {
+    /// The operation's index in the batch, from 0.
+    pub index: usize,
+    /// The pane id it went to.
+    pub pane: String,
+    /// Whether it was sent.
+    pub ok: bool,
+    /// Why it failed, or why it was not sent.
+    pub error: Option<String>,
+    /// Seconds from the start of its chain to its last reply.
+    pub elapsed_s: f64,
+    /// Cursor from just before its input (null if not sent).
+    pub cursor: Option<String>,
+}
+
+/// Result of `send_keys_batch`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BatchEntry {
+    /// One entry per operation, in order.
+    pub results: Vec<OpEntry>,
+    /// Operations sent.
+    pub succeeded: usize,
+    /// Operations that failed.
+    pub failed: usize,
+    /// Operations not sent (after a failure in stop mode, or after cancellation).
+    pub skipped: usize,
+    /// Index of the operation the batch stopped at, if it stopped early.
+    pub stopped_at: Option<usize>,
+    /// Seconds the whole batch took.
+    pub elapsed_s: f64,
+}
+
+/// One step's outcome in `run_batch`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StepEntry {
+    /// The step's index, from 0.
+    pub index: usize,
+    /// The step's tool.
+    pub op: String,
+    /// Whether it succeeded (a wait that timed out still succeeded: see its outcome).
+    pub ok: bool,
+    /// Why it failed, or why it did not run.
+    pub error: Option<String>,
+    /// The step's result, exactly as the single tool returns it.
+    pub result: Option<serde_json::Value>,
+}
+
+/// Result of `run_batch`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunBatchEntry {
+    /// One entry per step, in order.
+    pub steps: Vec<StepEntry>,
+    /// Steps that succeeded.
+    pub succeeded: usize,
+    /// Steps that failed.
+    pub failed: usize,
+    /// Steps that did not run.
+    pub skipped: usize,
+    /// Index of the step the batch stopped at, if it stopped early.
+    pub stopped_at: Option<usize>,
+    /// Seconds the whole batch took.
+    pub elapsed_s: f64,
+}

@@ -175,6 +175,7 @@ impl ServerHandler for TermpilotServer {
             token: context.meta.get_progress_token(),
             peer: context.peer.clone(),
             cancelled: context.ct.clone(),
+            last_count: Mutex::new(None),
         };
         let outcome = self.call(&request.name, arguments, &call).await;
         tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = outcome.is_ok(), "tool call");
@@ -196,6 +197,9 @@ pub(crate) struct CallContext {
     token: Option<ProgressToken>,
     peer: Peer<RoleServer>,
     cancelled: CancellationToken,
+    /// When the last counted progress notification went out (throttling).
+    /// A std `Mutex`: held for a read and a write, never across an `.await`.
+    last_count: Mutex<Option<tokio::time::Instant>>,
 }
 
 impl CallContext {
@@ -217,6 +221,64 @@ impl CallContext {
                 output = &mut work => return Ok(output),
                 () = self.cancelled.cancelled() => return Err(format!("{what}: cancelled by the client")),
                 _ = ticker.tick(), if self.token.is_some() => self.progress(what, started, total).await,
+            }
+        }
+    }
+
+    /// The request's cancellation token.
+    pub(crate) fn cancellation(&self) -> CancellationToken {
+        self.cancelled.clone()
+    }
+
+    /// Whether the client cancelled the request.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.is_cancelled()
+    }
+
+    /// Reports `done` of `total` items, at most every 100 ms (and always the
+    /// last one), when the client asked for progress.
+    pub(crate) async fn count(&self, what: &str, done: usize, total: usize) {
+        let Some(token) = self.token.clone() else {
+            return;
+        };
+        let now = tokio::time::Instant::now();
+        {
+            let mut last = self.last_count.lock().unwrap_or_else(|e| e.into_inner());
+            let recent = last.is_some_and(|at| now - at < Duration::from_millis(100));
+            if recent && done < total {
+                return;
+            }
+            *last = Some(now);
+        }
+        let param = ProgressNotificationParam::new(token, done as f64)
+            .with_total(total as f64)
+            .with_message(format!("{what}: {done} of {total}"));
+        if let Err(e) = self.peer.notify_progress(param).await {
+            tracing::debug!(error = %e, "progress notification not sent");
+        }
+    }
+
+    /// Runs `work` (which honours cancellation itself, between items) and
+    /// reports the count it publishes on `done`.
+    pub(crate) async fn run_counted<F: Future>(
+        &self,
+        what: &str,
+        total: usize,
+        mut done: tokio::sync::watch::Receiver<usize>,
+        work: F,
+    ) -> Result<F::Output, String> {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                output = &mut work => return Ok(output),
+                changed = done.changed() => {
+                    if changed.is_ok() {
+                        let count = *done.borrow_and_update();
+                        self.count(what, count, total).await;
+                    } else {
+                        return Ok(work.await);
+                    }
+                }
             }
         }
     }

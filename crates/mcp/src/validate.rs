@@ -139,6 +139,45 @@ mod tests {
     }
 
     #[test]
+    fn run_batch_steps_are_tagged_by_op() {
+        let validators = Validators::new();
+        let good = json!({"steps": [
+            {"op": "send_keys", "pane": "%1", "text": "ls"},
+            {"op": "wait_for_text", "pane": "%1", "pattern": "x", "since": "$prev"},
+            {"op": "capture_pane", "pane": "%1"}
+        ]});
+        validators.check("run_batch", &good).unwrap();
+        let wrong_field = json!({"steps": [{"op": "capture_pane", "pane": "%1", "text": "ls"}]});
+        assert!(validators.check("run_batch", &wrong_field).is_err());
+        let unknown_op = json!({"steps": [{"op": "launch_missiles", "pane": "%1"}]});
+        assert!(validators.check("run_batch", &unknown_op).is_err());
+        let too_many = json!({"operations": vec![json!({"pane": "%1", "text": "x"}); 101]});
+        assert!(validators.check("send_keys_batch", &too_many).is_err());
+        let none = json!({"operations": []});
+        assert!(validators.check("send_keys_batch", &none).is_err());
+    }
+
+    #[test]
+    fn run_batch_schema_keeps_the_op_consts() {
+        let spec = crate::catalog::find("run_batch").unwrap();
+        let schema = serde_json::to_string(&spec.tool().input_schema).unwrap();
+        for op in [
+            "send_keys",
+            "paste_text",
+            "wait_for_text",
+            "wait_for_idle",
+            "capture_pane",
+            "capture_since",
+            "run_command",
+        ] {
+            assert!(
+                schema.contains(&format!("\"const\":\"{op}\"")),
+                "{op} in {schema}"
+            );
+        }
+    }
+
+    #[test]
     fn scrollback_takes_a_number_or_all() {
         let validators = Validators::new();
         for ok in [json!(0), json!(500), json!("all")] {

@@ -1,7 +1,10 @@
 //! The `termpilot` command: an MCP server that gives AI agents real
 //! terminals in tmux.
 
+mod run;
+
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -25,6 +28,9 @@ struct Cli {
 enum Commands {
     /// Serve MCP over stdio (register this command with your MCP client).
     Serve(ServeArgs),
+    /// Run a program interactively in a PTY, with key sequences (such as
+    /// Ctrl+C or Alt+C) intercepted before they reach it.
+    Run(run::RunArgs),
 }
 
 #[derive(Debug, Args)]
@@ -151,14 +157,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     match cli.command {
-        Commands::Serve(args) => runtime.block_on(serve(args)),
+        Commands::Serve(args) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .context("cannot start the async runtime")?;
+            runtime.block_on(serve(args))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Commands::Run(args) => run::run(args),
     }
 }

@@ -33,6 +33,17 @@ pub(crate) struct Call {
     pub(crate) cursor_pane: Option<PaneId>,
 }
 
+/// Several commands on one line, separated by ` ; `. tmux runs them in
+/// order and, when one fails, skips the rest of the line: the line yields one
+/// reply per command that ran, the last an `%error` if one failed.
+#[derive(Debug)]
+pub(crate) struct Group {
+    /// The commands joined into one line, ending in a newline.
+    pub(crate) line: Vec<u8>,
+    /// Each command's name and the pane whose cursor its reply snapshots.
+    pub(crate) parts: Vec<(&'static str, Option<PaneId>)>,
+}
+
 /// A reply, with the journal position taken when it arrived.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -41,16 +52,67 @@ pub struct Answer {
     /// The journal end of the requested pane at the moment the reply arrived:
     /// output read before it happened before the command ran.
     pub cursor: Option<u64>,
+    /// When the reply was read.
+    pub received: std::time::Instant,
+}
+
+/// Who waits for the replies of one line.
+enum Replier {
+    One(oneshot::Sender<Result<Answer>>),
+    Group(oneshot::Sender<Result<Vec<Answer>>>),
 }
 
 struct Pending {
-    command: &'static str,
-    cursor_pane: Option<PaneId>,
-    reply: oneshot::Sender<Result<Answer>>,
+    parts: Vec<(&'static str, Option<PaneId>)>,
+    answers: Vec<Answer>,
+    reply: Replier,
+}
+
+impl Pending {
+    fn finish(self) {
+        match self.reply {
+            Replier::One(tx) => {
+                let answer = self
+                    .answers
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::Protocol {
+                        command: self.parts.first().map_or("", |p| p.0).to_owned(),
+                        detail: "no reply".into(),
+                    });
+                let _ = tx.send(answer);
+            }
+            Replier::Group(tx) => {
+                let _ = tx.send(Ok(self.answers));
+            }
+        }
+    }
+
+    fn fail(self, reason: &str) {
+        let command = self
+            .parts
+            .iter()
+            .map(|p| p.0)
+            .collect::<Vec<_>>()
+            .join(" ; ");
+        let error = Error::Disconnected {
+            command,
+            reason: reason.to_owned(),
+        };
+        match self.reply {
+            Replier::One(tx) => {
+                let _ = tx.send(Err(error));
+            }
+            Replier::Group(tx) => {
+                let _ = tx.send(Err(error));
+            }
+        }
+    }
 }
 
 enum Request {
     Calls(Vec<(Call, oneshot::Sender<Result<Answer>>)>),
+    Group(Group, oneshot::Sender<Result<Vec<Answer>>>),
     Detach,
 }
 
@@ -97,6 +159,18 @@ impl ClientHandle {
             .await
             .pop()
             .unwrap_or_else(|| Err(disconnected(command, false, "no reply")))
+    }
+
+    /// Sends a group of commands on one line and waits for the replies of
+    /// those that ran.
+    pub(crate) async fn call_group(&self, group: Group) -> Result<Vec<Answer>> {
+        let name = group.parts.first().map_or("", |p| p.0);
+        let (tx, rx) = oneshot::channel();
+        let sent = self.tx.send(Request::Group(group, tx)).await.is_ok();
+        match rx.await {
+            Ok(answers) => answers,
+            Err(_) => Err(disconnected(name, sent, "the control client stopped")),
+        }
     }
 
     /// Asks the client to detach (an empty line) and exit.
@@ -225,6 +299,16 @@ impl ClientTask {
                             break format!("writing to tmux failed: {e}");
                         }
                     }
+                    Some(Request::Group(group, reply)) => {
+                        self.pending.push_back(Pending {
+                            parts: group.parts,
+                            answers: Vec::new(),
+                            reply: Replier::Group(reply),
+                        });
+                        if let Err(e) = self.write_bytes(&group.line).await {
+                            break format!("writing to tmux failed: {e}");
+                        }
+                    }
                     Some(Request::Detach) | None => {
                         let _ = self.stdin.write_all(b"\n").await;
                         let _ = self.stdin.flush().await;
@@ -243,12 +327,16 @@ impl ClientTask {
         for (call, reply) in calls {
             bytes.extend_from_slice(&call.line);
             self.pending.push_back(Pending {
-                command: call.command,
-                cursor_pane: call.cursor_pane,
-                reply,
+                parts: vec![(call.command, call.cursor_pane)],
+                answers: Vec::with_capacity(1),
+                reply: Replier::One(reply),
             });
         }
-        self.stdin.write_all(&bytes).await?;
+        self.write_bytes(&bytes).await
+    }
+
+    async fn write_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.stdin.write_all(bytes).await?;
         self.stdin.flush().await
     }
 
@@ -309,15 +397,28 @@ impl ClientTask {
             }
             return;
         }
-        let Some(pending) = self.pending.pop_front() else {
+        let Some(pending) = self.pending.front_mut() else {
             tracing::warn!(
                 number = reply.number,
                 "reply with no command waiting for it"
             );
             return;
         };
-        let cursor = pending.cursor_pane.map(|pane| self.shared.panes.end(pane));
-        let _ = pending.reply.send(Ok(Answer { reply, cursor }));
+        let part = pending.answers.len();
+        let cursor_pane = pending.parts.get(part).and_then(|p| p.1);
+        let cursor = cursor_pane.map(|pane| self.shared.panes.end(pane));
+        let failed = !reply.ok;
+        pending.answers.push(Answer {
+            reply,
+            cursor,
+            received: std::time::Instant::now(),
+        });
+        // A failed command ends its line: tmux skips the rest of it.
+        if (failed || pending.answers.len() >= pending.parts.len())
+            && let Some(done) = self.pending.pop_front()
+        {
+            done.finish();
+        }
     }
 
     fn handle_notification(&mut self, notification: Notification) {
@@ -360,10 +461,7 @@ impl ClientTask {
         self.shared.forget_client(self.id);
         self.shared.panes.release(self.id);
         for pending in self.pending.drain(..) {
-            let _ = pending.reply.send(Err(Error::Disconnected {
-                command: pending.command.to_owned(),
-                reason: reason.clone(),
-            }));
+            pending.fail(&reason);
         }
         let _ = child.start_kill();
         let _ = child.wait().await;

@@ -25,6 +25,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod batch;
 mod channel;
 mod client;
 pub mod config;
@@ -37,6 +38,7 @@ mod panes;
 mod shell;
 mod wait;
 
+pub use batch::{BatchOp, Keystrokes, OpReport, OpStatus};
 pub use channel::ChannelOutcome;
 pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};

@@ -483,28 +483,7 @@ impl Engine {
     /// the pane's journal cursor from before the input.
     pub async fn send_input(&self, pane: PaneId, input: &Input) -> Result<u64> {
         self.refuse_own_pane(pane, "type into")?;
-        let target = pane.to_string();
-        let mut commands = Vec::new();
-        if let Some(text) = input.text.as_deref().filter(|t| !t.is_empty()) {
-            commands.push(
-                Command::new("send-keys")
-                    .flag("-l")
-                    .opt("-t", &target)
-                    .end_of_flags()
-                    .arg(text),
-            );
-        }
-        if !input.keys.is_empty() {
-            let mut command = Command::new("send-keys").opt("-t", &target).end_of_flags();
-            for key in &input.keys {
-                command = command.arg(key);
-            }
-            commands.push(command);
-        }
-        if input.enter {
-            commands.push(Command::new("send-keys").opt("-t", &target).arg("Enter"));
-        }
-        let cursor = self.run_for_pane(pane, commands).await?;
+        let cursor = self.run_for_pane(pane, input_commands(pane, input)).await?;
         if let Some(text) = &input.text {
             self.shared.panes.record_typed(pane, cursor, text);
         }
@@ -522,29 +501,16 @@ impl Engine {
         enter: bool,
     ) -> Result<u64> {
         self.refuse_own_pane(pane, "paste into")?;
-        let target = pane.to_string();
-        let buffer = format!("termpilot-{}", self.shared.next_client_id().0);
-        let mut paste = Command::new("paste-buffer")
-            .flag("-d")
-            .flag("-r")
-            .opt("-b", &buffer)
-            .opt("-t", &target);
-        if bracketed {
-            paste = paste.flag("-p");
-        }
-        let mut commands = vec![
-            Command::new("set-buffer")
-                .opt("-b", &buffer)
-                .end_of_flags()
-                .arg(text),
-            paste,
-        ];
-        if enter {
-            commands.push(Command::new("send-keys").opt("-t", &target).arg("Enter"));
-        }
+        let buffer = self.buffer_name();
+        let commands = paste_commands(pane, &buffer, text, bracketed, enter);
         let cursor = self.run_for_pane(pane, commands).await?;
         self.shared.panes.record_typed(pane, cursor, text);
         Ok(cursor)
+    }
+
+    /// A paste buffer name no other paste uses.
+    pub(crate) fn buffer_name(&self) -> String {
+        format!("termpilot-{}", self.shared.next_client_id().0)
     }
 
     /// Captures a pane's text, with the journal cursor at the moment of the
@@ -667,7 +633,7 @@ impl Engine {
             .try_for_each(|&pane| self.refuse_own_pane(pane, action))
     }
 
-    fn refuse_own_pane(&self, pane: PaneId, action: &'static str) -> Result<()> {
+    pub(crate) fn refuse_own_pane(&self, pane: PaneId, action: &'static str) -> Result<()> {
         match self.own_pane() {
             Some(own) if own == pane => Err(Error::OwnPane { action, pane }),
             _ => Ok(()),
@@ -679,6 +645,62 @@ impl Engine {
             self.shared.panes.remove(pane);
         }
     }
+}
+
+/// The tmux commands that type `input` into `pane`.
+pub(crate) fn input_commands(pane: PaneId, input: &Input) -> Vec<Command> {
+    let target = pane.to_string();
+    let mut commands = Vec::new();
+    if let Some(text) = input.text.as_deref().filter(|t| !t.is_empty()) {
+        commands.push(
+            Command::new("send-keys")
+                .flag("-l")
+                .opt("-t", &target)
+                .end_of_flags()
+                .arg(text),
+        );
+    }
+    if !input.keys.is_empty() {
+        let mut command = Command::new("send-keys").opt("-t", &target).end_of_flags();
+        for key in &input.keys {
+            command = command.arg(key);
+        }
+        commands.push(command);
+    }
+    if input.enter {
+        commands.push(Command::new("send-keys").opt("-t", &target).arg("Enter"));
+    }
+    commands
+}
+
+/// The tmux commands that paste `text` into `pane` through `buffer`.
+pub(crate) fn paste_commands(
+    pane: PaneId,
+    buffer: &str,
+    text: &str,
+    bracketed: bool,
+    enter: bool,
+) -> Vec<Command> {
+    let target = pane.to_string();
+    let mut paste = Command::new("paste-buffer")
+        .flag("-d")
+        .flag("-r")
+        .opt("-b", buffer)
+        .opt("-t", &target);
+    if bracketed {
+        paste = paste.flag("-p");
+    }
+    let mut commands = vec![
+        Command::new("set-buffer")
+            .opt("-b", buffer)
+            .end_of_flags()
+            .arg(text),
+        paste,
+    ];
+    if enter {
+        commands.push(Command::new("send-keys").opt("-t", &target).arg("Enter"));
+    }
+    commands
 }
 
 fn with_spawn_options(

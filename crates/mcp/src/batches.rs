@@ -1,0 +1,465 @@
+//! The batch tools: many operations in one call.
+
+use std::time::Instant;
+
+use serde_json::Value;
+use termpilot_tmux::{BatchOp, Keystrokes, OpStatus, PaneId};
+use tokio::sync::watch;
+
+use crate::handlers::{self, checked_input, refuse_nul, sent};
+use crate::params::*;
+use crate::results::*;
+use crate::server::{CallContext, Done, TermpilotServer};
+use crate::waits;
+
+type Result<T> = std::result::Result<T, String>;
+
+/// Token budget of a whole run_batch unless the caller gives one.
+const RUN_BATCH_TOKENS: u32 = 4_000;
+
+/// Resolves a pane target, naming the field on failure.
+async fn batch_pane(server: &TermpilotServer, target: &str, field: &str) -> Result<PaneId> {
+    server
+        .engine
+        .resolve_pane(target)
+        .await
+        .map_err(|e| format!("{field}: {e}"))
+}
+
+/// Checks that all panes exist before anything is sent.
+async fn check_panes(
+    server: &TermpilotServer,
+    panes: &[PaneId],
+    field: impl Fn(usize) -> String,
+) -> Result<()> {
+    server
+        .engine
+        .check_panes(panes)
+        .await
+        .map_err(|(index, error)| format!("{}: {error}", field(index)))
+}
+
+fn check_text_total(total: usize) -> Result<()> {
+    if total > MAX_BATCH_TEXT {
+        return Err(format!(
+            "the batch holds {total} bytes of text, more than the {MAX_BATCH_TEXT} allowed; split it"
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) async fn send_keys_batch(
+    server: &TermpilotServer,
+    params: SendKeysBatchParams,
+    call: &CallContext,
+) -> Result<Done> {
+    let started = Instant::now();
+    let total = params
+        .operations
+        .iter()
+        .map(|op| op.text.as_ref().map_or(0, String::len))
+        .sum();
+    check_text_total(total)?;
+    let mut ops = Vec::with_capacity(params.operations.len());
+    for (index, op) in params.operations.iter().enumerate() {
+        let input = checked_input(op, &format!("operations[{index}]."))?;
+        let pane = batch_pane(server, &op.pane, &format!("operations[{index}].pane")).await?;
+        ops.push(BatchOp {
+            pane,
+            keys: Keystrokes::Type(input),
+        });
+    }
+    let panes: Vec<PaneId> = ops.iter().map(|op| op.pane).collect();
+    check_panes(server, &panes, |i| format!("operations[{i}].pane")).await?;
+    let reports = run_ops(server, &ops, params.on_error, call).await?;
+    let mut entry = BatchEntry {
+        results: Vec::with_capacity(reports.len()),
+        succeeded: 0,
+        failed: 0,
+        skipped: 0,
+        stopped_at: None,
+        elapsed_s: 0.0,
+    };
+    for (index, (op, report)) in ops.iter().zip(reports).enumerate() {
+        let (ok, error, cursor) = match report.status {
+            OpStatus::Done { cursor } => {
+                entry.succeeded += 1;
+                (true, None, Some(server.cursor(op.pane, cursor)))
+            }
+            OpStatus::Failed(error) => {
+                entry.failed += 1;
+                entry.stopped_at.get_or_insert(index);
+                (false, Some(error.to_string()), None)
+            }
+            OpStatus::Skipped => {
+                entry.skipped += 1;
+                entry.stopped_at.get_or_insert(index);
+                (
+                    false,
+                    Some("not sent: the batch stopped before this operation".into()),
+                    None,
+                )
+            }
+        };
+        entry.results.push(OpEntry {
+            index,
+            pane: op.pane.to_string(),
+            ok,
+            error,
+            elapsed_s: report.elapsed.as_secs_f64(),
+            cursor,
+        });
+    }
+    if params.on_error == OnError::Continue && entry.skipped == 0 {
+        entry.stopped_at = None;
+    }
+    entry.elapsed_s = started.elapsed().as_secs_f64();
+    let mut text = format!(
+        "{} sent, {} failed, {} not sent in {:.3} s",
+        entry.succeeded, entry.failed, entry.skipped, entry.elapsed_s
+    );
+    for result in entry.results.iter().filter(|r| !r.ok).take(5) {
+        text.push_str(&format!(
+            "\noperations[{}] ({}): {}",
+            result.index,
+            result.pane,
+            result.error.as_deref().unwrap_or("")
+        ));
+    }
+    Done::new(&entry, text)
+}
+
+/// Sends `ops` through the engine, reporting progress and honouring
+/// cancellation between chains.
+async fn run_ops(
+    server: &TermpilotServer,
+    ops: &[BatchOp],
+    on_error: OnError,
+    call: &CallContext,
+) -> Result<Vec<termpilot_tmux::OpReport>> {
+    let (done_tx, done_rx) = watch::channel(0usize);
+    let cancel = call.cancellation();
+    let work = server
+        .engine
+        .send_batch(ops, on_error == OnError::Stop, &cancel, |done| {
+            done_tx.send_replace(done);
+        });
+    call.run_counted("sending keys", ops.len(), done_rx, work)
+        .await
+}
+
+/// A cursor named by a step: "$prev" or "$N", or a cursor string as is.
+fn resolve_reference(text: &str, cursors: &[Option<String>], index: usize) -> Result<String> {
+    let Some(reference) = text.strip_prefix('$') else {
+        return Ok(text.to_owned());
+    };
+    let found = if reference == "prev" {
+        cursors.iter().rev().flatten().next().cloned()
+    } else {
+        let step: usize = reference.parse().map_err(|_| {
+            format!("steps[{index}]: {text:?} is not a reference; use \"$prev\" or \"$N\"")
+        })?;
+        if step >= index {
+            return Err(format!(
+                "steps[{index}]: {text} refers to a step that has not run before it"
+            ));
+        }
+        cursors.get(step).cloned().flatten()
+    };
+    found.ok_or_else(|| format!("steps[{index}]: {text} names no step that returned a cursor"))
+}
+
+fn op_name(step: &BatchStep) -> &'static str {
+    match step {
+        BatchStep::SendKeys(_) => "send_keys",
+        BatchStep::PasteText(_) => "paste_text",
+        BatchStep::WaitForText(_) => "wait_for_text",
+        BatchStep::WaitForIdle(_) => "wait_for_idle",
+        BatchStep::CapturePane(_) => "capture_pane",
+        BatchStep::CaptureSince(_) => "capture_since",
+        BatchStep::RunCommand(_) => "run_command",
+    }
+}
+
+fn is_keystrokes(step: &BatchStep) -> bool {
+    matches!(step, BatchStep::SendKeys(_) | BatchStep::PasteText(_))
+}
+
+fn returns_text(step: &BatchStep) -> bool {
+    !is_keystrokes(step)
+}
+
+/// Checks everything that can be checked before any step runs.
+async fn validate_steps(
+    server: &TermpilotServer,
+    steps: &[BatchStep],
+) -> Result<Vec<Option<BatchOp>>> {
+    let mut total = 0;
+    let mut ops = Vec::with_capacity(steps.len());
+    for (index, step) in steps.iter().enumerate() {
+        let prefix = format!("steps[{index}].");
+        let op = match step {
+            BatchStep::SendKeys(p) => {
+                total += p.text.as_ref().map_or(0, String::len);
+                let input = checked_input(p, &prefix)?;
+                let pane = batch_pane(server, &p.pane, &format!("{prefix}pane")).await?;
+                Some(BatchOp {
+                    pane,
+                    keys: Keystrokes::Type(input),
+                })
+            }
+            BatchStep::PasteText(p) => {
+                total += p.text.len();
+                refuse_nul(&format!("{prefix}text"), &p.text)?;
+                let pane = batch_pane(server, &p.pane, &format!("{prefix}pane")).await?;
+                let keys = Keystrokes::Paste {
+                    text: p.text.clone(),
+                    bracketed: p.bracketed,
+                    enter: p.enter,
+                };
+                Some(BatchOp { pane, keys })
+            }
+            _ => None,
+        };
+        ops.push(op);
+    }
+    check_text_total(total)?;
+    let panes: Vec<(usize, PaneId)> = ops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, op)| op.as_ref().map(|op| (i, op.pane)))
+        .collect();
+    let only: Vec<PaneId> = panes.iter().map(|p| p.1).collect();
+    check_panes(server, &only, |i| format!("steps[{}].pane", panes[i].0)).await?;
+    Ok(ops)
+}
+
+pub(crate) async fn run_batch(
+    server: &TermpilotServer,
+    params: RunBatchParams,
+    call: &CallContext,
+) -> Result<Done> {
+    let started = Instant::now();
+    let ops = validate_steps(server, &params.steps).await?;
+    let texts = params
+        .steps
+        .iter()
+        .filter(|s| returns_text(s))
+        .count()
+        .max(1) as u32;
+    let share = (params.max_tokens.unwrap_or(RUN_BATCH_TOKENS) / texts).max(100);
+    let stop = params.on_error == OnError::Stop;
+    let n = params.steps.len();
+    let mut entries: Vec<StepEntry> = Vec::with_capacity(n);
+    let mut cursors: Vec<Option<String>> = Vec::with_capacity(n);
+    let mut steps = params.steps.into_iter().zip(ops).enumerate().peekable();
+    let mut halted = false;
+    while let Some((index, (step, op))) = steps.next() {
+        if halted || call.is_cancelled() {
+            entries.push(skipped(index, op_name(&step)));
+            cursors.push(None);
+            continue;
+        }
+        if let Some(op) = op {
+            // A chain of consecutive keystroke steps goes out in one write.
+            let mut chain = vec![(index, op)];
+            while let Some((_, (_, Some(_)))) = steps.peek() {
+                let (i, (_, next)) = steps.next().expect("peeked");
+                chain.push((i, next.expect("keystrokes")));
+            }
+            let failed = run_chain(server, chain, stop, call, &mut entries, &mut cursors).await?;
+            halted = failed && stop;
+        } else {
+            let name = op_name(&step);
+            let result = run_step(server, step, index, &cursors, share, call).await;
+            let failed = result.is_err();
+            push_result(&mut entries, &mut cursors, index, name, result);
+            halted = failed && stop;
+        }
+        call.count("running batch", entries.len(), n).await;
+    }
+    let entry = summary(entries, started);
+    let text = batch_text(&entry);
+    Done::new(&entry, text)
+}
+
+async fn run_chain(
+    server: &TermpilotServer,
+    chain: Vec<(usize, BatchOp)>,
+    stop: bool,
+    call: &CallContext,
+    entries: &mut Vec<StepEntry>,
+    cursors: &mut Vec<Option<String>>,
+) -> Result<bool> {
+    let ops: Vec<BatchOp> = chain.iter().map(|(_, op)| op.clone()).collect();
+    let on_error = if stop {
+        OnError::Stop
+    } else {
+        OnError::Continue
+    };
+    let reports = run_ops(server, &ops, on_error, call).await?;
+    let mut failed = false;
+    for ((index, op), report) in chain.into_iter().zip(reports) {
+        let name = match op.keys {
+            Keystrokes::Type(_) => "send_keys",
+            Keystrokes::Paste { .. } => "paste_text",
+        };
+        let result = match report.status {
+            OpStatus::Done { cursor } => sent(server, op.pane, cursor).map(|done| (name, done)),
+            OpStatus::Failed(error) => Err(error.to_string()),
+            OpStatus::Skipped => {
+                entries.push(skipped(index, name));
+                cursors.push(None);
+                continue;
+            }
+        };
+        failed |= result.is_err();
+        push_result(entries, cursors, index, name, result);
+    }
+    Ok(failed)
+}
+
+async fn run_step(
+    server: &TermpilotServer,
+    step: BatchStep,
+    index: usize,
+    cursors: &[Option<String>],
+    share: u32,
+    call: &CallContext,
+) -> Result<(&'static str, Done)> {
+    let name = op_name(&step);
+    let budget = |own: Option<u32>| Some(own.map_or(share, |own| own.min(share)));
+    let done = match step {
+        BatchStep::WaitForText(mut p) => {
+            if let Some(since) = &p.since {
+                p.since = Some(resolve_reference(since, cursors, index)?);
+            }
+            p.max_tokens = budget(p.max_tokens);
+            waits::wait_for_text(server, p, call).await
+        }
+        BatchStep::WaitForIdle(p) => waits::wait_for_idle(server, p, call).await,
+        BatchStep::CapturePane(mut p) => {
+            p.max_tokens = budget(p.max_tokens).map(|t| t.max(100));
+            handlers::capture_pane(server, p).await
+        }
+        BatchStep::CaptureSince(mut p) => {
+            p.cursor = resolve_reference(&p.cursor, cursors, index)?;
+            p.max_tokens = budget(p.max_tokens).map(|t| t.max(100));
+            handlers::capture_since(server, p).await
+        }
+        BatchStep::RunCommand(mut p) => {
+            p.max_tokens = budget(p.max_tokens).map(|t| t.max(100));
+            waits::run_command(server, p, call).await
+        }
+        BatchStep::SendKeys(_) | BatchStep::PasteText(_) => {
+            unreachable!("keystrokes run as chains")
+        }
+    };
+    done.map(|done| (name, done))
+}
+
+fn skipped(index: usize, op: &str) -> StepEntry {
+    StepEntry {
+        index,
+        op: op.to_owned(),
+        ok: false,
+        error: Some("not run: the batch stopped before this step".into()),
+        result: None,
+    }
+}
+
+fn push_result(
+    entries: &mut Vec<StepEntry>,
+    cursors: &mut Vec<Option<String>>,
+    index: usize,
+    op: &str,
+    result: Result<(&'static str, Done)>,
+) {
+    match result {
+        Ok((name, done)) => {
+            let cursor = done
+                .structured
+                .get("cursor")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            cursors.push(cursor);
+            entries.push(StepEntry {
+                index,
+                op: name.to_owned(),
+                ok: true,
+                error: None,
+                result: Some(done.structured),
+            });
+        }
+        Err(error) => {
+            cursors.push(None);
+            entries.push(StepEntry {
+                index,
+                op: op.to_owned(),
+                ok: false,
+                error: Some(error),
+                result: None,
+            });
+        }
+    }
+}
+
+fn summary(steps: Vec<StepEntry>, started: Instant) -> RunBatchEntry {
+    let succeeded = steps.iter().filter(|s| s.ok).count();
+    let skipped = steps
+        .iter()
+        .filter(|s| {
+            !s.ok
+                && s.result.is_none()
+                && s.error.as_deref().is_some_and(|e| e.starts_with("not run"))
+        })
+        .count();
+    let failed = steps.len() - succeeded - skipped;
+    let stopped_at = steps.iter().position(|s| !s.ok);
+    RunBatchEntry {
+        steps,
+        succeeded,
+        failed,
+        skipped,
+        stopped_at,
+        elapsed_s: started.elapsed().as_secs_f64(),
+    }
+}
+
+fn batch_text(entry: &RunBatchEntry) -> String {
+    let mut text = format!(
+        "{} steps ok, {} failed, {} not run in {:.3} s",
+        entry.succeeded, entry.failed, entry.skipped, entry.elapsed_s
+    );
+    for step in &entry.steps {
+        text.push_str(&format!("\n[{}] {}: ", step.index, step.op));
+        match (&step.error, &step.result) {
+            (Some(error), _) => text.push_str(error),
+            (None, Some(result)) => text.push_str(&step_summary(result)),
+            (None, None) => {}
+        }
+    }
+    text
+}
+
+/// A short text form of a step's result: its outcome and its text, if any.
+fn step_summary(result: &Value) -> String {
+    let field = |name: &str| result.get(name).and_then(Value::as_str);
+    let mut parts = Vec::new();
+    if let Some(outcome) = field("outcome") {
+        parts.push(outcome.to_owned());
+    }
+    if let Some(code) = result.get("exit_code").and_then(Value::as_i64) {
+        parts.push(format!("exit code {code}"));
+    }
+    let body = field("text").or(field("output")).or(field("tail"));
+    let mut out = parts.join(", ");
+    if let Some(body) = body.filter(|b| !b.is_empty()) {
+        out.push('\n');
+        out.push_str(body);
+    }
+    if out.is_empty() {
+        out = field("cursor").map_or_else(|| "ok".to_owned(), |c| format!("ok, cursor {c}"));
+    }
+    out
+}
