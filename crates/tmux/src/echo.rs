@@ -15,7 +15,10 @@
 //!   the displayed line (the echo is still arriving, or the terminal cut it).
 //! - Each candidate discounts one complete line: once its echo line has been
 //!   skipped, later lines with the same text are program output (for example
-//!   `cat` repeating its input) and do match.
+//!   `cat` repeating its input) and do match. One exception: text typed
+//!   before the program was reading is echoed twice, first bare by the
+//!   terminal driver, then after the prompt by the shell's line editor; a
+//!   bare echo followed by a prompted one counts as one echo.
 //!
 //! So `$ echo DONE` never satisfies a wait for `DONE`, while a `DONE` printed
 //! by the program does, as does the typed text when the program prints it
@@ -40,29 +43,48 @@ impl Typed {
     }
 }
 
-/// Whether the match `line[start..end]` lies in an echo of `typed`.
-pub fn is_echo(line: &str, start: usize, end: usize, typed: &str) -> bool {
+/// How a line echoes typed text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Echo {
+    /// The typed text at the very start of the line, as the terminal driver
+    /// echoes input typed ahead of the program.
+    Bare,
+    /// The typed text after something else, normally a prompt.
+    Prompted,
+}
+
+/// Whether the match `line[start..end]` lies in an echo of `typed`, and how.
+pub fn echo_kind(line: &str, start: usize, end: usize, typed: &str) -> Option<Echo> {
     let matched = &line[start..end];
     if matched.is_empty() || typed.len() < matched.len() {
-        return false;
+        return None;
     }
     typed
         .match_indices(matched)
-        .any(|(at, _)| aligned_with_echo(line, start, end, typed, at))
+        .find_map(|(at, _)| aligned_with_echo(line, start, end, typed, at))
+}
+
+/// Whether the match `line[start..end]` lies in an echo of `typed`.
+pub fn is_echo(line: &str, start: usize, end: usize, typed: &str) -> bool {
+    echo_kind(line, start, end, typed).is_some()
 }
 
 /// With the match at `typed[at..]`, checks that the line holds `typed` from
 /// its beginning up to its end (or up to the end of the line).
-fn aligned_with_echo(line: &str, start: usize, end: usize, typed: &str, at: usize) -> bool {
-    let Some(line_start) = start.checked_sub(at) else {
-        return false;
-    };
+fn aligned_with_echo(line: &str, start: usize, end: usize, typed: &str, at: usize) -> Option<Echo> {
+    let line_start = start.checked_sub(at)?;
     if !line.is_char_boundary(line_start) || line[line_start..start] != typed[..at] {
-        return false;
+        return None;
     }
     let rest_typed = &typed[at + (end - start)..];
     let rest_line = &line[end..];
-    rest_line.starts_with(rest_typed) || rest_typed.starts_with(rest_line)
+    let aligned = rest_line.starts_with(rest_typed) || rest_typed.starts_with(rest_line);
+    let kind = if line[..line_start].trim().is_empty() {
+        Echo::Bare
+    } else {
+        Echo::Prompted
+    };
+    aligned.then_some(kind)
 }
 
 /// The candidate lines a wait from `since` must discount, given what was
@@ -126,6 +148,14 @@ mod tests {
     fn text_around_the_echo_must_match_the_typed_line() {
         assert!(!echo("$ printf DONE", "DONE", "echo DONE"));
         assert!(!echo("$ echo DONE!", "DONE", "echo DONE?"));
+    }
+
+    #[test]
+    fn tells_bare_from_prompted_echo() {
+        let typed = "echo HI";
+        assert_eq!(echo_kind("echo HI", 5, 7, typed), Some(Echo::Bare));
+        assert_eq!(echo_kind("$ echo HI", 7, 9, typed), Some(Echo::Prompted));
+        assert_eq!(echo_kind("HI", 0, 2, typed), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use termpilot_control::{Command, PaneId};
 use termpilot_journal::{Journal, Match, Needle, Pattern, Scanner};
 use tokio::time::Instant;
 
-use crate::echo::{self, Typed};
+use crate::echo::{self, Echo, Typed};
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::{Record, fields};
@@ -418,8 +418,9 @@ struct EchoScan {
     baseline: u64,
     /// Echo candidates from before the baseline whose echo was not seen yet.
     fixed: Vec<String>,
-    /// Candidate lines already used up by a skipped echo line.
-    consumed: Vec<String>,
+    /// Candidate lines used by a skipped echo line, and how it echoed: a
+    /// bare echo may still be followed by one prompted echo.
+    consumed: Vec<(String, Echo)>,
     /// Bytes lost between the baseline and the scan position.
     lost: u64,
 }
@@ -449,12 +450,12 @@ impl EchoScan {
                     Step::Pending
                 };
             };
-            let Some(candidate) = self.echo_candidate(&found, typed) else {
+            let Some((candidate, kind)) = self.echo_candidate(&found, typed) else {
                 return Step::Found(found);
             };
             // Restart after (or, for an unfinished line, at) the echo line.
             if found.line_complete {
-                self.consumed.push(candidate);
+                self.consume(candidate, kind);
                 self.resume = found.line_end;
                 self.scanner = Scanner::new(self.pattern.clone(), self.resume);
             } else {
@@ -464,20 +465,33 @@ impl EchoScan {
         }
     }
 
-    fn echo_candidate(&self, found: &Match, typed: &[Typed]) -> Option<String> {
+    fn echo_candidate(&self, found: &Match, typed: &[Typed]) -> Option<(String, Echo)> {
         let after_baseline = typed
             .iter()
             .filter(|t| t.offset >= self.baseline && t.offset <= found.line_end)
             .flat_map(Typed::lines)
             .map(str::to_owned);
         let mut available: Vec<String> = self.fixed.iter().cloned().chain(after_baseline).collect();
-        for used in &self.consumed {
-            if let Some(i) = available.iter().position(|c| c == used) {
-                available.remove(i);
+        available.dedup();
+        available.into_iter().find_map(|candidate| {
+            let kind = echo::echo_kind(&found.line, found.start, found.end, &candidate)?;
+            let used = self
+                .consumed
+                .iter()
+                .find(|(c, _)| *c == candidate)
+                .map(|(_, k)| *k);
+            match (used, kind) {
+                (None, kind) => Some((candidate, kind)),
+                (Some(Echo::Bare), Echo::Prompted) => Some((candidate, kind)),
+                _ => None,
             }
+        })
+    }
+
+    fn consume(&mut self, candidate: String, kind: Echo) {
+        match self.consumed.iter_mut().find(|(c, _)| *c == candidate) {
+            Some(entry) => entry.1 = kind,
+            None => self.consumed.push((candidate, kind)),
         }
-        available
-            .into_iter()
-            .find(|candidate| echo::is_echo(&found.line, found.start, found.end, candidate))
     }
 }

@@ -4,13 +4,13 @@ mod support;
 
 use std::time::Duration;
 
-use support::{TestTmux, eventually, temp_path};
+use support::{TestTmux, eventually, raw_sink, read_sink, wait_for_journal};
 use termpilot_tmux::{
     Engine, Error, HostPane, Input, NewSession, NewWindow, PaneId, PaneScope, Scrollback, Split,
     SplitDirection,
 };
 
-const LIMIT: Duration = Duration::from_secs(10);
+use support::LIMIT;
 
 async fn connect(tmux: &TestTmux) -> Engine {
     tokio::time::timeout(LIMIT, Engine::connect(tmux.config()))
@@ -24,55 +24,6 @@ fn text(value: &str) -> Input {
         text: Some(value.to_owned()),
         ..Input::default()
     }
-}
-
-/// Text of the pane's journal from `cursor` on, control sequences removed.
-fn journal_text(engine: &Engine, pane: PaneId, cursor: u64) -> String {
-    engine.read_journal(pane, |journal| {
-        termpilot_journal::clean_text(&journal.read_from(cursor).bytes)
-    })
-}
-
-async fn wait_for_journal(engine: &Engine, pane: PaneId, cursor: u64, needle: &str) -> String {
-    eventually(LIMIT, async || {
-        let text = journal_text(engine, pane, cursor);
-        text.contains(needle).then_some(text)
-    })
-    .await
-    .unwrap_or_else(|| {
-        panic!(
-            "{needle:?} not in the journal of {pane}: {:?}",
-            journal_text(engine, pane, cursor)
-        )
-    })
-}
-
-/// A session whose pane copies exactly `len` raw bytes of input to a file.
-async fn raw_sink(engine: &Engine, len: usize) -> (PaneId, std::path::PathBuf) {
-    let out = temp_path("sink");
-    let command = format!(
-        "stty raw -echo; echo sink-ready; head -c {len} > '{}'; sleep 30",
-        out.display()
-    );
-    let created = engine
-        .create_session(&NewSession {
-            command: Some(command),
-            ..NewSession::default()
-        })
-        .await
-        .expect("create sink session");
-    // The terminal is raw once the marker is printed.
-    wait_for_journal(engine, created.pane, 0, "sink-ready").await;
-    (created.pane, out)
-}
-
-async fn read_sink(path: &std::path::Path, len: usize) -> Vec<u8> {
-    eventually(LIMIT, async || {
-        let bytes = std::fs::read(path).ok()?;
-        (bytes.len() >= len).then_some(bytes)
-    })
-    .await
-    .unwrap_or_else(|| std::fs::read(path).unwrap_or_default())
 }
 
 #[tokio::test]

@@ -27,10 +27,12 @@ pub struct McpClient {
 }
 
 impl McpClient {
-    /// Starts `termpilot serve -L socket`; its stderr (warnings only) goes to ours.
-    pub fn spawn(binary: &Path, socket: &str) -> anyhow::Result<McpClient> {
+    /// Starts `termpilot serve -L socket --tmux-config tmux_conf`; its
+    /// stderr (warnings only) goes to ours.
+    pub fn spawn(binary: &Path, socket: &str, tmux_conf: &Path) -> anyhow::Result<McpClient> {
         let mut child = tokio::process::Command::new(binary)
-            .args(["serve", "-L", socket])
+            .args(["serve", "-L", socket, "--tmux-config"])
+            .arg(tmux_conf)
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")
             .stdin(Stdio::piped())
@@ -68,8 +70,19 @@ impl McpClient {
 
     /// Calls a tool, failing when the tool reports an error.
     pub async fn call_tool(&mut self, name: &str, arguments: Value) -> anyhow::Result<Value> {
+        self.call_tool_within(name, arguments, ANSWER_TIMEOUT).await
+    }
+
+    /// [`McpClient::call_tool`] for a tool that may take longer than the
+    /// usual answer timeout (a wait), giving up after `timeout`.
+    pub async fn call_tool_within(
+        &mut self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> anyhow::Result<Value> {
         let params = json!({ "name": name, "arguments": arguments });
-        let result = self.request("tools/call", params).await?;
+        let result = self.request_within("tools/call", params, timeout).await?;
         if result.get("isError") == Some(&Value::Bool(true)) {
             bail!("tool {name} failed: {result}");
         }
@@ -78,13 +91,22 @@ impl McpClient {
 
     /// Sends a request and returns the `result` of its answer.
     pub async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+        self.request_within(method, params, ANSWER_TIMEOUT).await
+    }
+
+    async fn request_within(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> anyhow::Result<Value> {
         self.next_id += 1;
         let id = self.next_id;
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         self.send(&message).await?;
-        tokio::time::timeout(ANSWER_TIMEOUT, self.answer(id))
+        tokio::time::timeout(timeout, self.answer(id))
             .await
-            .with_context(|| format!("no answer to {method} within {ANSWER_TIMEOUT:?}"))?
+            .with_context(|| format!("no answer to {method} within {timeout:?}"))?
     }
 
     async fn send(&mut self, message: &Value) -> anyhow::Result<()> {

@@ -1,6 +1,7 @@
-//! The benchmark's own tmux server, and the guarantee that it goes away.
+//! The benchmark's own tmux servers and their configuration file, and the
+//! guarantee that they go away.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -11,18 +12,21 @@ use anyhow::{Context, ensure};
 /// (also while a panic unwinds), so a failed run leaves nothing behind.
 pub struct PrivateServer {
     name: String,
+    config: PathBuf,
     /// tmux leaves its socket file behind on `kill-server`; we remove it
     /// ourselves, since nobody else will ever use this name again.
     socket_path: Option<PathBuf>,
 }
 
 impl PrivateServer {
-    /// Starts a server named `name` with a first session "main" (pane `%0`),
-    /// configured from `/dev/null` so the user's `~/.tmux.conf` plays no part.
-    pub fn start(name: String) -> anyhow::Result<PrivateServer> {
+    /// Starts a server named `name` with a first session "main" (pane `%0`,
+    /// 160x48), configured from `config` alone so the user's `~/.tmux.conf`
+    /// plays no part.
+    pub fn start(name: String, config: &Path) -> anyhow::Result<PrivateServer> {
         // The guard exists before the server does, so a failure below still kills it.
         let mut server = PrivateServer {
             name,
+            config: config.to_owned(),
             socket_path: None,
         };
         server.launch()?;
@@ -33,6 +37,12 @@ impl PrivateServer {
     /// The socket name (`tmux -L NAME`).
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The configuration file the server starts with; `termpilot serve`
+    /// gets it too, for when it starts the server itself.
+    pub fn config(&self) -> &Path {
+        &self.config
     }
 
     /// A `tmux -L NAME` command, cleared of the variables that would tie it to
@@ -51,7 +61,9 @@ impl PrivateServer {
     pub fn launch(&self) -> anyhow::Result<()> {
         let status = self
             .tmux()
-            .args(["-f", "/dev/null", "new-session", "-d", "-s", "main"])
+            .arg("-f")
+            .arg(&self.config)
+            .args(["new-session", "-d", "-s", "main"])
             .args(["-x", "160", "-y", "48"])
             .status()
             .context("cannot run tmux")?;
@@ -79,25 +91,13 @@ impl PrivateServer {
         self.quiet(&["list-sessions"]).unwrap_or(false)
     }
 
-    /// On Ctrl-C, kills the server before exiting: `exit` skips destructors,
-    /// so the guard alone would leave the server running.
-    pub fn stop_on_interrupt(&self) {
-        let server = PrivateServer {
+    /// A second guard for the same server, for [`clean_up_on_interrupt`].
+    pub fn guard(&self) -> PrivateServer {
+        PrivateServer {
             name: self.name.clone(),
+            config: self.config.clone(),
             socket_path: self.socket_path.clone(),
-        };
-        thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            if runtime.block_on(tokio::signal::ctrl_c()).is_ok() {
-                drop(server);
-                std::process::exit(130);
-            }
-        });
+        }
     }
 
     fn quiet(&self, args: &[&str]) -> std::io::Result<bool> {
@@ -131,4 +131,62 @@ impl Drop for PrivateServer {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// The shell every bench pane runs: plain bash without startup files or
+/// history, so `~/.bashrc` slows nothing and leaves no trace.
+const TMUX_CONF: &str =
+    "set -g default-command \"exec env HISTFILE=/dev/null bash --norc --noprofile\"\n";
+
+/// A private temporary directory holding the benchmark's `tmux.conf`,
+/// removed when this value is dropped.
+pub struct ConfigDir {
+    dir: PathBuf,
+}
+
+impl ConfigDir {
+    /// Creates `<tmp>/<name>/tmux.conf`.
+    pub fn create(name: &str) -> anyhow::Result<ConfigDir> {
+        let dir = std::env::temp_dir().join(name);
+        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let config = ConfigDir { dir };
+        std::fs::write(config.tmux_conf(), TMUX_CONF)?;
+        Ok(config)
+    }
+
+    /// The `tmux.conf` to pass as `tmux -f` and `termpilot serve --tmux-config`.
+    pub fn tmux_conf(&self) -> PathBuf {
+        self.dir.join("tmux.conf")
+    }
+
+    /// A second guard for the same directory, for [`clean_up_on_interrupt`].
+    pub fn guard(&self) -> ConfigDir {
+        ConfigDir {
+            dir: self.dir.clone(),
+        }
+    }
+}
+
+impl Drop for ConfigDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// On Ctrl-C, drops `guards` (killing servers, removing files) and exits:
+/// `exit` skips destructors, so the guards held by `main` alone would leave
+/// the servers running.
+pub fn clean_up_on_interrupt(guards: Vec<Box<dyn Send>>) {
+    thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        if runtime.block_on(tokio::signal::ctrl_c()).is_ok() {
+            drop(guards);
+            std::process::exit(130);
+        }
+    });
 }

@@ -1,11 +1,15 @@
 //! A private tmux server per test, killed (only it) when the test ends.
+#![allow(dead_code)] // Each test binary uses part of this module.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use termpilot_tmux::{EngineConfig, Socket};
+use termpilot_tmux::{Engine, EngineConfig, NewSession, PaneId, Socket};
+
+/// The longest any wait in a test may take.
+pub const LIMIT: Duration = Duration::from_secs(10);
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -79,4 +83,53 @@ pub async fn eventually<T>(
 pub fn temp_path(tag: &str) -> PathBuf {
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     std::env::temp_dir().join(format!("tp-{tag}-{}-{n}", std::process::id()))
+}
+
+/// Text of the pane's journal from `cursor` on, control sequences removed.
+pub fn journal_text(engine: &Engine, pane: PaneId, cursor: u64) -> String {
+    engine.read_journal(pane, |journal| {
+        termpilot_journal::clean_text(&journal.read_from(cursor).bytes)
+    })
+}
+
+pub async fn wait_for_journal(engine: &Engine, pane: PaneId, cursor: u64, needle: &str) -> String {
+    eventually(LIMIT, async || {
+        let text = journal_text(engine, pane, cursor);
+        text.contains(needle).then_some(text)
+    })
+    .await
+    .unwrap_or_else(|| {
+        panic!(
+            "{needle:?} not in the journal of {pane}: {:?}",
+            journal_text(engine, pane, cursor)
+        )
+    })
+}
+
+/// A session whose pane copies exactly `len` raw bytes of input to a file.
+pub async fn raw_sink(engine: &Engine, len: usize) -> (PaneId, std::path::PathBuf) {
+    let out = temp_path("sink");
+    let command = format!(
+        "stty raw -echo; echo sink-ready; head -c {len} > '{}'; sleep 30",
+        out.display()
+    );
+    let created = engine
+        .create_session(&NewSession {
+            command: Some(command),
+            ..NewSession::default()
+        })
+        .await
+        .expect("create sink session");
+    // The terminal is raw once the marker is printed.
+    wait_for_journal(engine, created.pane, 0, "sink-ready").await;
+    (created.pane, out)
+}
+
+pub async fn read_sink(path: &std::path::Path, len: usize) -> Vec<u8> {
+    eventually(LIMIT, async || {
+        let bytes = std::fs::read(path).ok()?;
+        (bytes.len() >= len).then_some(bytes)
+    })
+    .await
+    .unwrap_or_else(|| std::fs::read(path).unwrap_or_default())
 }

@@ -1,0 +1,200 @@
+//! Waiting for panes against a real tmux server.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{LIMIT, TestTmux};
+use termpilot_tmux::{Engine, Input, Needle, NewSession, Outcome, TextWait};
+
+async fn connect(tmux: &TestTmux) -> Engine {
+    Engine::connect(tmux.config()).await.expect("connect")
+}
+
+fn wait_for(pattern: &str, since: Option<u64>, timeout: Duration) -> TextWait {
+    TextWait {
+        patterns: vec![Needle::Literal(pattern.to_owned())],
+        stop: Vec::new(),
+        match_case: true,
+        since,
+        include_screen: false,
+        timeout,
+    }
+}
+
+fn line(text: &str) -> Input {
+    Input {
+        text: Some(text.to_owned()),
+        enter: true,
+        ..Input::default()
+    }
+}
+
+#[tokio::test]
+async fn finds_a_marker_that_scrolled_out_of_history() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    engine
+        .command(
+            termpilot_control::Command::new("set-option")
+                .flag("-g")
+                .arg("history-limit")
+                .arg("2000"),
+        )
+        .await
+        .unwrap();
+    let cursor = engine
+        .send_input(
+            pane,
+            &line("seq 1 100000 | sed 's/^50000$/MID-MARK/'; echo END-MARK"),
+        )
+        .await
+        .unwrap();
+    let mid = engine
+        .wait_for_text(pane, &wait_for("MID-MARK", Some(cursor), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(mid.outcome, Outcome::Matched);
+    assert_eq!(mid.found.unwrap().line, "MID-MARK");
+    let end = engine
+        .wait_for_text(pane, &wait_for("END-MARK", Some(mid.cursor), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(
+        end.outcome,
+        Outcome::Matched,
+        "continuing from the returned cursor"
+    );
+    let screen = engine
+        .capture(pane, termpilot_tmux::Scrollback::All)
+        .await
+        .unwrap();
+    assert!(
+        !screen.lines.iter().any(|l| l == "MID-MARK"),
+        "the marker left tmux's history"
+    );
+}
+
+#[tokio::test]
+async fn the_echo_of_typed_text_never_matches() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    let cursor = engine
+        .send_input(pane, &line("echo ONLY-ECHO-$((1+1))"))
+        .await
+        .unwrap();
+    let echo = engine
+        .wait_for_text(
+            pane,
+            &wait_for("echo ONLY-ECHO", Some(cursor), Duration::from_millis(500)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(echo.outcome, Outcome::Timeout, "{:?}", echo.found);
+    let output = engine
+        .wait_for_text(pane, &wait_for("ONLY-ECHO", Some(cursor), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(output.outcome, Outcome::Matched);
+    assert_eq!(output.found.unwrap().line, "ONLY-ECHO-2");
+}
+
+#[tokio::test]
+async fn a_killed_pane_ends_the_wait() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let created = engine.create_session(&NewSession::default()).await.unwrap();
+    let killer = engine.clone();
+    let pane = created.pane;
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        killer.kill_pane(&pane.to_string()).await.unwrap();
+    });
+    let started = std::time::Instant::now();
+    let report = engine
+        .wait_for_text(pane, &wait_for("never", None, LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::PaneExited);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_program_exiting_ends_the_wait() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let created = engine
+        .create_session(&NewSession {
+            command: Some("sleep 0.3".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    let report = engine
+        .wait_for_text(created.pane, &wait_for("never", None, LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::PaneExited);
+}
+
+#[tokio::test]
+async fn dropped_output_is_reported_as_lost() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    let cursor = engine.sync_pane(pane).await.unwrap();
+    // Make tmux pause the pane for our client, as it does when a client falls
+    // behind: the engine records a gap and resumes the pane.
+    engine
+        .command(
+            termpilot_control::Command::new("refresh-client").opt("-A", format!("{pane}:pause")),
+        )
+        .await
+        .unwrap();
+    let report = engine
+        .wait_for_text(pane, &wait_for("never", Some(cursor), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::Lost, "{report:?}");
+    assert!(report.lost_bytes > 0);
+    // Output flows again after the gap.
+    let after = engine
+        .send_input(pane, &line("echo flowing-again"))
+        .await
+        .unwrap();
+    let resumed = engine
+        .wait_for_text(pane, &wait_for("flowing-again", Some(after), LIMIT))
+        .await;
+    assert_eq!(resumed.unwrap().outcome, Outcome::Matched);
+}
+
+#[tokio::test]
+async fn idle_comes_after_the_output_stops() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    engine
+        .send_input(
+            pane,
+            &line("for i in 1 2 3 4; do echo tick; sleep 0.1; done"),
+        )
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let report = engine
+        .wait_for_idle(pane, Duration::from_millis(300), LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::Idle);
+    assert!(
+        started.elapsed() >= Duration::from_millis(600),
+        "{:?}",
+        started.elapsed()
+    );
+}
