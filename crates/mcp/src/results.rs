@@ -83,6 +83,9 @@ pub struct PaneEntry {
     pub in_mode: bool,
     /// A full-screen program (vim, less, htop) is on the alternate screen.
     pub alternate_screen: bool,
+    /// Set while a person holds the pane (termpilot attach): who and since when. Input
+    /// to the pane is refused until they hand it back.
+    pub held_by: Option<String>,
 }
 
 impl From<PaneInfo> for PaneEntry {
@@ -105,6 +108,7 @@ impl From<PaneInfo> for PaneEntry {
             dead: info.dead,
             in_mode: info.in_mode,
             alternate_screen: info.alternate_screen,
+            held_by: info.held_by,
         }
     }
 }
@@ -201,7 +205,8 @@ pub struct WaitEntry {
     /// The pane id.
     pub pane: String,
     /// "matched", "stopped", "timeout", "pane_exited", "lost" (output the wait needed was
-    /// dropped), or "idle" (wait_for_idle).
+    /// dropped), "idle" (wait_for_idle), or "cancelled_by_user" (a person at the pane
+    /// cancelled the wait with termpilot attach).
     pub outcome: String,
     /// The matched text.
     pub matched: Option<String>,

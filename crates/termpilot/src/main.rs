@@ -1,6 +1,7 @@
 //! The `termpilot` command: an MCP server that gives AI agents real
 //! terminals in tmux.
 
+mod attach;
 mod run;
 
 use std::path::PathBuf;
@@ -31,6 +32,9 @@ enum Commands {
     /// Run a program interactively in a PTY, with key sequences (such as
     /// Ctrl+C or Alt+C) intercepted before they reach it.
     Run(run::RunArgs),
+    /// Attach your terminal to a pane of termpilot's tmux server, with keys to
+    /// take it over from the agent, hand it back, cancel the agent's wait, or detach.
+    Attach(attach::AttachArgs),
 }
 
 #[derive(Debug, Args)]
@@ -170,5 +174,6 @@ fn main() -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Commands::Run(args) => run::run(args),
+        Commands::Attach(args) => attach::attach(args),
     }
 }

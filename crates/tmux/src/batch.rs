@@ -138,14 +138,28 @@ impl Engine {
         let mut panes: Vec<PaneId> = ops.iter().map(|op| op.pane).collect();
         panes.sort_unstable();
         panes.dedup();
-        for pane in panes {
+        for &pane in &panes {
             let _ = self.client_for_pane(pane).await;
+        }
+        let mut held = Vec::new();
+        for &pane in &panes {
+            if let Err(error) = self.refuse_held(&[pane]).await {
+                held.push((pane, error));
+            }
         }
         let mut done = 0;
         let mut rest = &prepared[..];
         while let Some(first) = rest.first() {
             if cancel.is_cancelled() {
                 break;
+            }
+            if let Some((_, error)) = held.iter().find(|(pane, _)| *pane == first.pane) {
+                reports[first.index].status = OpStatus::Failed(error.clone());
+                if stop_on_error {
+                    break;
+                }
+                rest = &rest[1..];
+                continue;
             }
             let client = match self.client_for_pane(first.pane).await {
                 Ok(client) => client,
@@ -158,7 +172,8 @@ impl Engine {
                     continue;
                 }
             };
-            let len = self.run_length(rest, &client);
+            let held_panes: Vec<PaneId> = held.iter().map(|(pane, _)| *pane).collect();
+            let len = self.run_length(rest, &client, &held_panes);
             let (run, after) = rest.split_at(len);
             let failed = self
                 .send_run(&client, run, stop_on_error, &mut reports)
@@ -204,8 +219,10 @@ impl Engine {
     }
 
     /// How many operations from the start of `ops` go through `client`.
-    fn run_length(&self, ops: &[Prepared], client: &ClientHandle) -> usize {
-        let same = |op: &Prepared| self.shared.panes.owner(op.pane) == Some(client.id);
+    fn run_length(&self, ops: &[Prepared], client: &ClientHandle, held: &[PaneId]) -> usize {
+        let same = |op: &Prepared| {
+            self.shared.panes.owner(op.pane) == Some(client.id) && !held.contains(&op.pane)
+        };
         1 + ops[1..].iter().take_while(|op| same(op)).count()
     }
 

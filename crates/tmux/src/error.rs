@@ -64,6 +64,28 @@ pub enum Error {
         /// The pane termpilot runs in.
         pane: PaneId,
     },
+    /// A person took the pane over with `termpilot attach`.
+    #[error(
+        "pane {pane} is held by a person ({note}); termpilot will not type into it until they \
+         hand it back"
+    )]
+    HeldByPerson {
+        /// The pane.
+        pane: PaneId,
+        /// Who holds it and since when, as `termpilot attach` wrote it.
+        note: String,
+    },
+    /// A person at the pane cancelled the agent's wait for a command.
+    #[error(
+        "a person at pane {pane} cancelled the wait; the command may still be running \
+         (wait_for_command with command_id {command_id} picks it up)"
+    )]
+    CancelledByUser {
+        /// The pane.
+        pane: PaneId,
+        /// The running command's id.
+        command_id: String,
+    },
     /// `run_command` needs a shell at its prompt.
     #[error("pane {pane} is not at a shell prompt: {why}")]
     NotAtPrompt {

@@ -35,6 +35,7 @@ mod error;
 mod format;
 mod ops;
 mod panes;
+pub mod person;
 mod shell;
 mod wait;
 

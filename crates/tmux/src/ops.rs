@@ -61,6 +61,8 @@ pub struct PaneInfo {
     pub in_mode: bool,
     /// Whether a full-screen program has switched to the alternate screen.
     pub alternate_screen: bool,
+    /// Who holds the pane, when a person took it over with `termpilot attach`.
+    pub held_by: Option<String>,
 }
 
 /// Which panes to list.
@@ -230,6 +232,7 @@ const PANE_FIELDS: &[&str] = &[
     "pane_current_command",
     "pane_title",
     "pane_current_path",
+    "@termpilot_held",
 ];
 
 const CREATED_FIELDS: &[&str] = &[
@@ -483,6 +486,7 @@ impl Engine {
     /// the pane's journal cursor from before the input.
     pub async fn send_input(&self, pane: PaneId, input: &Input) -> Result<u64> {
         self.refuse_own_pane(pane, "type into")?;
+        self.refuse_held(&[pane]).await?;
         let cursor = self.run_for_pane(pane, input_commands(pane, input)).await?;
         if let Some(text) = &input.text {
             self.shared.panes.record_typed(pane, cursor, text);
@@ -501,6 +505,7 @@ impl Engine {
         enter: bool,
     ) -> Result<u64> {
         self.refuse_own_pane(pane, "paste into")?;
+        self.refuse_held(&[pane]).await?;
         let buffer = self.buffer_name();
         let commands = paste_commands(pane, &buffer, text, bracketed, enter);
         let cursor = self.run_for_pane(pane, commands).await?;
@@ -753,5 +758,6 @@ fn pane_info(line: &str) -> Result<PaneInfo> {
         current_command: record.str(15).to_owned(),
         title: record.str(16).to_owned(),
         cwd: record.str(17).to_owned(),
+        held_by: Some(record.str(18).to_owned()).filter(|h| !h.is_empty()),
     })
 }

@@ -29,6 +29,9 @@ struct PaneEntry {
     end: watch::Sender<u64>,
     /// Recent text termpilot typed, for telling echo from output.
     typed: VecDeque<Typed>,
+    /// The latest time (Unix nanoseconds) a person cancelled the agent's
+    /// waits on the pane.
+    cancels: watch::Sender<u64>,
 }
 
 /// All pane journals. A std `Mutex` guards the table: every critical section
@@ -55,6 +58,7 @@ impl Panes {
             owner: None,
             end: watch::Sender::new(0),
             typed: VecDeque::new(),
+            cancels: watch::Sender::new(0),
         });
         f(entry)
     }
@@ -107,6 +111,24 @@ impl Panes {
     /// The text recently typed into the pane, oldest first.
     pub(crate) fn typed(&self, pane: PaneId) -> Vec<Typed> {
         self.with_entry(pane, |entry| entry.typed.iter().cloned().collect())
+    }
+
+    /// Records a person-state report from the tmux subscription.
+    pub(crate) fn person_state(&self, pane: PaneId, value: &str) {
+        if let Some(time) = crate::person::cancel_time(value) {
+            self.with_entry(pane, |entry| {
+                entry.cancels.send_if_modified(|latest| {
+                    let newer = time > *latest;
+                    *latest = (*latest).max(time);
+                    newer
+                });
+            });
+        }
+    }
+
+    /// A receiver of the latest time a person cancelled the agent's waits.
+    pub(crate) fn cancels(&self, pane: PaneId) -> watch::Receiver<u64> {
+        self.with_entry(pane, |entry| entry.cancels.subscribe())
     }
 
     /// Records that tmux dropped some of the pane's output.

@@ -187,6 +187,8 @@ impl Engine {
         let deadline = Instant::now() + timeout;
         let mut journal_rx = self.subscribe(running.pane);
         let mut panes_rx = self.panes_changed();
+        let mut cancels = self.shared.panes.cancels(running.pane);
+        let started_at = crate::person::unix_nanos();
         loop {
             let progress = self.read_journal(running.pane, |journal| progress(journal, running));
             if progress.exit_code.is_some() {
@@ -207,6 +209,14 @@ impl Engine {
                 _ = panes_rx.changed() => {
                     if self.sync_pane(running.pane).await.is_err() {
                         return Err(self.gone(running));
+                    }
+                }
+                changed = cancels.changed() => {
+                    if changed.is_ok() && *cancels.borrow_and_update() >= started_at {
+                        return Err(Error::CancelledByUser {
+                            pane: running.pane,
+                            command_id: running.nonce.clone(),
+                        });
                     }
                 }
                 () = tokio::time::sleep_until(deadline) => return Ok(report(running, progress)),

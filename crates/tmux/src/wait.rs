@@ -51,6 +51,8 @@ pub enum Outcome {
     Lost,
     /// The pane printed nothing for the quiet period (idle waits).
     Idle,
+    /// A person at the pane (`termpilot attach`) cancelled the wait.
+    CancelledByUser,
 }
 
 /// The text a wait matched.
@@ -118,6 +120,8 @@ impl Engine {
             .map_err(|e| Error::InvalidArgument(e.to_string()))?;
         let mut journal_rx = self.subscribe(pane);
         let mut panes_rx = self.panes_changed();
+        let mut cancels = self.shared.panes.cancels(pane);
+        let started_at = crate::person::unix_nanos();
         let now = self.sync_pane(pane).await?;
         let baseline = spec.since.unwrap_or(now).min(now);
         let typed = self.shared.panes.typed(pane);
@@ -182,6 +186,12 @@ impl Engine {
                         return self.ended(pane, baseline, scan.lost, started).await;
                     }
                 }
+                changed = cancels.changed() => {
+                    if changed.is_ok() && *cancels.borrow_and_update() >= started_at {
+                        let end = self.journal_end(pane);
+                        return self.report(pane, Outcome::CancelledByUser, None, baseline, end, scan.lost, started).await;
+                    }
+                }
                 () = tokio::time::sleep_until(deadline) => {
                     let end = self.journal_end(pane);
                     return self.report(pane, Outcome::Timeout, None, baseline, end, scan.lost, started).await;
@@ -200,6 +210,8 @@ impl Engine {
         let started = Instant::now();
         let mut journal_rx = self.subscribe(pane);
         let mut panes_rx = self.panes_changed();
+        let mut cancels = self.shared.panes.cancels(pane);
+        let started_at = crate::person::unix_nanos();
         let baseline = self.sync_pane(pane).await?;
         let deadline = started + timeout;
         let mut last_output = Instant::now();
@@ -215,6 +227,12 @@ impl Engine {
                 _ = panes_rx.changed() => {
                     if !self.pane_alive(pane).await? {
                         return self.ended(pane, baseline, 0, started).await;
+                    }
+                }
+                changed = cancels.changed() => {
+                    if changed.is_ok() && *cancels.borrow_and_update() >= started_at {
+                        let end = self.journal_end(pane);
+                        return self.report(pane, Outcome::CancelledByUser, None, baseline, end, 0, started).await;
                     }
                 }
                 () = tokio::time::sleep_until(quiet_until), if quiet_until <= deadline => {

@@ -198,3 +198,26 @@ async fn idle_comes_after_the_output_stops() {
         started.elapsed()
     );
 }
+
+#[tokio::test]
+async fn a_person_cancelling_ends_the_wait() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    let canceller = engine.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        canceller.cancel_waits(pane).await.unwrap();
+    });
+    let report = engine
+        .wait_for_text(pane, &wait_for("never", None, LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::CancelledByUser);
+    // A cancel from before a wait started does not end it.
+    let later = engine
+        .wait_for_text(pane, &wait_for("never", None, Duration::from_millis(1500)))
+        .await
+        .unwrap();
+    assert_eq!(later.outcome, Outcome::Timeout);
+}
