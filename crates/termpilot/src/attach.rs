@@ -16,6 +16,8 @@ use termpilot_keys::parse_sequence;
 use termpilot_pty::{Action, Outcome, Session, Terminal};
 use termpilot_tmux::person::{CANCEL_OPTION, HELD_OPTION};
 
+use crate::server_args::ServerSelection;
+
 /// Arguments of `termpilot attach`.
 #[derive(Debug, clap::Args)]
 pub struct AttachArgs {
@@ -47,22 +49,9 @@ pub struct AttachArgs {
     #[arg(long, value_name = "MS", default_value_t = 50)]
     escape_timeout_ms: u64,
 
-    /// tmux socket name (like `tmux -L`).
-    #[arg(
-        short = 'L',
-        long = "socket-name",
-        env = "TERMPILOT_SOCKET_NAME",
-        default_value = "termpilot"
-    )]
-    socket_name: String,
-
-    /// tmux socket path (like `tmux -S`); wins over --socket-name.
-    #[arg(short = 'S', long = "socket-path", env = "TERMPILOT_SOCKET_PATH")]
-    socket_path: Option<PathBuf>,
-
-    /// The tmux program.
-    #[arg(long, env = "TERMPILOT_TMUX", default_value = "tmux")]
-    tmux: PathBuf,
+    /// The tmux server the pane is on.
+    #[command(flatten)]
+    server: ServerSelection,
 }
 
 /// The tmux server and the pane, for the small tmux commands bindings run.
@@ -145,13 +134,9 @@ impl Target {
 ///
 /// Blocking; call it outside any async runtime's worker.
 pub fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
-    let socket = match &args.socket_path {
-        Some(path) => vec!["-S".into(), path.into()],
-        None => vec!["-L".into(), (&args.socket_name).into()],
-    };
     let mut target = Target {
-        tmux: args.tmux.clone(),
-        socket,
+        tmux: args.server.tmux.clone(),
+        socket: args.server.socket_args(),
         pane: args.pane.clone(),
         note: format!(
             "a person (termpilot attach, pid {}) since {}",

@@ -3,14 +3,16 @@
 
 mod attach;
 mod run;
+mod server_args;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
+use server_args::ServerSelection;
 use termpilot_mcp::{ServerOptions, TermpilotServer, Toolsets};
-use termpilot_tmux::{Engine, EngineConfig, Socket};
+use termpilot_tmux::Engine;
 
 /// Real terminals for AI agents: an MCP server over tmux.
 ///
@@ -79,50 +81,6 @@ struct ServeArgs {
     /// Log filter for stderr, e.g. "info" or "termpilot_tmux=debug".
     #[arg(long, env = "TERMPILOT_LOG", default_value = "warn")]
     log: String,
-}
-
-/// Which tmux server to drive.
-#[derive(Debug, Args)]
-struct ServerSelection {
-    /// tmux socket name (like `tmux -L`). Default: "termpilot", a server of
-    /// termpilot's own, started when not running.
-    #[arg(
-        short = 'L',
-        long = "socket-name",
-        env = "TERMPILOT_SOCKET_NAME",
-        conflicts_with = "socket_path"
-    )]
-    socket_name: Option<String>,
-
-    /// tmux socket path (like `tmux -S`), e.g. to drive your own server.
-    #[arg(short = 'S', long = "socket-path", env = "TERMPILOT_SOCKET_PATH")]
-    socket_path: Option<PathBuf>,
-
-    /// The tmux program.
-    #[arg(long, env = "TERMPILOT_TMUX", default_value = "tmux")]
-    tmux: PathBuf,
-
-    /// Configuration file for a tmux server termpilot starts (default: none,
-    /// /dev/null, so behaviour does not depend on ~/.tmux.conf). A server that
-    /// is already running keeps its configuration.
-    #[arg(long, env = "TERMPILOT_TMUX_CONFIG")]
-    tmux_config: Option<PathBuf>,
-}
-
-impl ServerSelection {
-    fn engine_config(&self) -> EngineConfig {
-        let socket = match (&self.socket_name, &self.socket_path) {
-            (_, Some(path)) => Socket::Path(path.clone()),
-            (Some(name), None) => Socket::Name(name.clone()),
-            (None, None) => Socket::default(),
-        };
-        EngineConfig {
-            tmux: self.tmux.clone(),
-            socket,
-            server_config: self.tmux_config.clone(),
-            ..EngineConfig::default()
-        }
-    }
 }
 
 fn init_logging(filter: &str) -> anyhow::Result<()> {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::server_args::ServerSelection;
 use anyhow::{Context, bail};
 use termpilot_keys::Key;
 use termpilot_pty::{Action, Outcome, Session, SessionBuilder, Terminal, parse_binding};
@@ -46,26 +47,9 @@ pub struct RunArgs {
     #[arg(long)]
     detachable: bool,
 
-    /// tmux socket name for --detachable (like `tmux -L`).
-    #[arg(
-        short = 'L',
-        long = "socket-name",
-        env = "TERMPILOT_SOCKET_NAME",
-        default_value = "termpilot"
-    )]
-    socket_name: String,
-
-    /// tmux socket path for --detachable (like `tmux -S`); wins over --socket-name.
-    #[arg(short = 'S', long = "socket-path", env = "TERMPILOT_SOCKET_PATH")]
-    socket_path: Option<PathBuf>,
-
-    /// The tmux program.
-    #[arg(long, env = "TERMPILOT_TMUX", default_value = "tmux")]
-    tmux: PathBuf,
-
-    /// Configuration file for a tmux server that --detachable starts (default: none).
-    #[arg(long, env = "TERMPILOT_TMUX_CONFIG")]
-    tmux_config: Option<PathBuf>,
+    /// The tmux server for --detachable.
+    #[command(flatten)]
+    server: ServerSelection,
 
     /// The command to run and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
@@ -205,21 +189,15 @@ const WRAPPER: &str = r#"trap : INT QUIT TERM; "$@"; s=$?
 
 impl TmuxSession {
     fn new(args: &RunArgs) -> TmuxSession {
-        let socket = match &args.socket_path {
-            Some(path) => vec!["-S".into(), path.into()],
-            None => vec!["-L".into(), (&args.socket_name).into()],
-        };
+        let socket = args.server.socket_args();
         let pid = std::process::id();
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         TmuxSession {
-            tmux: args.tmux.clone(),
+            tmux: args.server.tmux.clone(),
             socket,
-            config: args
-                .tmux_config
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("/dev/null")),
+            config: args.server.config_path(),
             name: format!("run-{pid}"),
             status_file: std::env::temp_dir().join(format!("termpilot-run-{pid}-{nanos}.status")),
         }

@@ -35,20 +35,13 @@ impl Engine {
         self.primary().await?;
         let epoch = self.epoch();
         let config = self.config();
-        let mut child = tokio::process::Command::new(&config.tmux)
-            .args(config.socket_args())
-            .arg("wait-for")
-            .arg("--")
-            .arg(channel)
-            .stdin(Stdio::null())
+        let mut child = config
+            .tmux_command()
+            .args(["wait-for", "--", channel])
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
+            .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| Error::TmuxMissing {
-                program: config.tmux.display().to_string(),
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| config.missing(e))?;
         let status = match tokio::time::timeout(timeout, child.wait()).await {
             Err(_) => {
                 let _ = child.start_kill();
@@ -84,10 +77,9 @@ impl Engine {
         let config = self.config();
         // Ask with a fresh process: the control clients may not have noticed
         // yet that the server went away.
-        let output = tokio::process::Command::new(&config.tmux)
-            .args(config.socket_args())
+        let output = config
+            .tmux_command()
             .args(["display-message", "-p", "#{pid}"])
-            .stdin(Stdio::null())
             .output()
             .await;
         match output {

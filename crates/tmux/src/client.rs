@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use termpilot_control::{Event, Notification, PaneId, Parser, Reply, SessionId};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::engine::Shared;
@@ -197,19 +197,15 @@ pub(crate) async fn spawn(
     session: Option<SessionId>,
 ) -> Result<(ClientHandle, Reply)> {
     let config = &shared.config;
-    let mut child = Command::new(&config.tmux)
-        .args(config.socket_args())
+    let mut child = config
+        .tmux_command()
         .arg("-C")
         .args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
-        .map_err(|e| Error::TmuxMissing {
-            program: config.tmux.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| config.missing(e))?;
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
     let id = shared.next_client_id();

@@ -87,6 +87,25 @@ impl Default for EngineConfig {
 }
 
 impl EngineConfig {
+    /// A `tmux` command for the configured server, standard input closed
+    /// and killed if dropped before it exits.
+    pub(crate) fn tmux_command(&self) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(&self.tmux);
+        command
+            .args(self.socket_args())
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+
+    /// The error for a `tmux` that could not be started.
+    pub(crate) fn missing(&self, error: std::io::Error) -> crate::Error {
+        crate::Error::TmuxMissing {
+            program: self.tmux.display().to_string(),
+            reason: error.to_string(),
+        }
+    }
+
     /// The arguments that select the server, for every tmux invocation.
     ///
     /// `-u` makes tmux treat the client as UTF-8 whatever the locale: an MCP

@@ -246,16 +246,12 @@ impl Engine {
     /// there is no control client to ask. An absent server is no error.
     async fn list_sessions_by_subprocess(&self) -> Result<Vec<SessionId>> {
         let config = &self.shared.config;
-        let output = tokio::process::Command::new(&config.tmux)
-            .args(config.socket_args())
+        let output = config
+            .tmux_command()
             .args(["list-sessions", "-F", "#{session_id}"])
-            .stdin(std::process::Stdio::null())
             .output()
             .await
-            .map_err(|e| Error::TmuxMissing {
-                program: config.tmux.display().to_string(),
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| config.missing(e))?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             if stderr.contains("no server running") || stderr.contains("error connecting") {
