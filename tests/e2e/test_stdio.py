@@ -23,7 +23,7 @@ READ_ONLY = {
     "wait_for_command",
 }
 # Tools that type or run commands: anything can happen, so they say so.
-RUNS_COMMANDS = {"send_keys", "paste_text", "run_command"}
+RUNS_COMMANDS = {"send_keys", "paste_text", "run_command", "send_keys_batch", "run_batch"}
 NON_DESTRUCTIVE = READ_ONLY | RUNS_COMMANDS | {
     "create_session",
     "create_window",

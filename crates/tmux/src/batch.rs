@@ -1,11 +1,13 @@
 //! Many keystroke operations in one go, written to tmux as pipelined chains.
 //!
-//! Operations run in the order given, across any panes. Consecutive
-//! operations whose panes' output comes through the same control client form
-//! a *run*, written in one write: each tmux command gets its own reply, so
-//! every reply maps back to its operation, and each operation's cursor is
-//! taken in stream order. Runs on different clients go one after another,
-//! which keeps the declared order across sessions.
+//! Operations run in the order given, across any panes. Up to 16 consecutive
+//! operations form a *chain*, written to one control client in one write
+//! (pane ids address panes in any session, and one client's commands run in
+//! order): each tmux command gets its own reply, so every reply maps back to
+//! its operation. An operation's cursor is taken in stream order when its
+//! pane's output comes through that client; for a pane whose output comes
+//! through another client (another session), it is the pane's journal end
+//! just before the chain was written, which is still before the input.
 //!
 //! With `stop_on_error`, a run is one tmux command line (`a ; b ; c`): tmux
 //! itself skips everything after a failing command, so nothing after the
@@ -69,6 +71,11 @@ pub struct OpReport {
     /// Time from the start of the operation's run to its last reply.
     pub elapsed: Duration,
 }
+
+/// The most operations written in one chain. Between chains the batch
+/// reports progress and notices cancellation; within one, tmux has the whole
+/// chain at once.
+const CHAIN_LIMIT: usize = 16;
 
 /// An operation turned into tmux commands, with its place in the batch.
 struct Prepared {
@@ -134,26 +141,14 @@ impl Engine {
                 return reports;
             }
         };
-        // Learn each pane's client first, so runs are as long as they can be.
-        let mut panes: Vec<PaneId> = ops.iter().map(|op| op.pane).collect();
-        panes.sort_unstable();
-        panes.dedup();
-        for &pane in &panes {
-            let _ = self.client_for_pane(pane).await;
-        }
-        let mut held = Vec::new();
-        for &pane in &panes {
-            if let Err(error) = self.refuse_held(&[pane]).await {
-                held.push((pane, error));
-            }
-        }
+        let blocked = self.blocked_panes(ops).await;
         let mut done = 0;
         let mut rest = &prepared[..];
         while let Some(first) = rest.first() {
             if cancel.is_cancelled() {
                 break;
             }
-            if let Some((_, error)) = held.iter().find(|(pane, _)| *pane == first.pane) {
+            if let Some((_, error)) = blocked.iter().find(|(pane, _)| *pane == first.pane) {
                 reports[first.index].status = OpStatus::Failed(error.clone());
                 if stop_on_error {
                     break;
@@ -172,8 +167,7 @@ impl Engine {
                     continue;
                 }
             };
-            let held_panes: Vec<PaneId> = held.iter().map(|(pane, _)| *pane).collect();
-            let len = self.run_length(rest, &client, &held_panes);
+            let len = chain_length(rest, &blocked);
             let (run, after) = rest.split_at(len);
             let failed = self
                 .send_run(&client, run, stop_on_error, &mut reports)
@@ -186,6 +180,25 @@ impl Engine {
             rest = after;
         }
         reports
+    }
+
+    /// Panes the batch must not type into: missing, or held by a person.
+    async fn blocked_panes(&self, ops: &[BatchOp]) -> Vec<(PaneId, Error)> {
+        let mut panes: Vec<PaneId> = ops.iter().map(|op| op.pane).collect();
+        panes.sort_unstable();
+        panes.dedup();
+        let mut blocked = Vec::new();
+        for pane in panes {
+            // Also learns which client carries each pane's output.
+            let check = match self.client_for_pane(pane).await {
+                Ok(_) => self.refuse_held(&[pane]).await,
+                Err(error) => Err(error),
+            };
+            if let Err(error) = check {
+                blocked.push((pane, error));
+            }
+        }
+        blocked
     }
 
     fn prepare(&self, ops: &[BatchOp]) -> std::result::Result<Vec<Prepared>, (usize, Error)> {
@@ -218,14 +231,6 @@ impl Engine {
             .collect()
     }
 
-    /// How many operations from the start of `ops` go through `client`.
-    fn run_length(&self, ops: &[Prepared], client: &ClientHandle, held: &[PaneId]) -> usize {
-        let same = |op: &Prepared| {
-            self.shared.panes.owner(op.pane) == Some(client.id) && !held.contains(&op.pane)
-        };
-        1 + ops[1..].iter().take_while(|op| same(op)).count()
-    }
-
     /// Sends one run and fills in its reports; returns whether one failed.
     async fn send_run(
         &self,
@@ -235,6 +240,10 @@ impl Engine {
         reports: &mut [OpReport],
     ) -> bool {
         let started = Instant::now();
+        let before: Vec<Option<u64>> = run
+            .iter()
+            .map(|op| (!self.carries(client, op.pane)).then(|| self.journal_end(op.pane)))
+            .collect();
         let answers = if stop_on_error {
             self.send_as_line(client, run).await
         } else {
@@ -251,11 +260,14 @@ impl Engine {
         };
         let mut answers = answers.into_iter();
         let mut failed = false;
-        for op in run {
+        for (op, before) in run.iter().zip(before) {
             let mine: Vec<Option<Result<Answer>>> =
                 op.commands.iter().map(|_| answers.next()).collect();
             let report = &mut reports[op.index];
             report.status = self.op_status(op, &mine);
+            if let (OpStatus::Done { cursor }, Some(before)) = (&mut report.status, before) {
+                *cursor = before;
+            }
             if let Some(Some(Ok(last))) = mine.iter().rev().find(|a| a.is_some()) {
                 report.elapsed = last.received.saturating_duration_since(started);
             }
@@ -268,6 +280,12 @@ impl Engine {
             }
         }
         failed
+    }
+
+    /// Whether `client` carries the pane's output (so its replies can take
+    /// the pane's cursor in stream order).
+    fn carries(&self, client: &ClientHandle, pane: PaneId) -> bool {
+        self.shared.panes.owner(pane) == Some(client.id)
     }
 
     fn op_status(&self, op: &Prepared, answers: &[Option<Result<Answer>>]) -> OpStatus {
@@ -306,8 +324,9 @@ impl Engine {
         let mut line = Vec::new();
         let mut parts = Vec::new();
         for op in run {
+            let cursor_pane = self.carries(client, op.pane).then_some(op.pane);
             for (i, command) in op.commands.iter().enumerate() {
-                let built = call(command.clone(), (i == 0).then_some(op.pane))?;
+                let built = call(command.clone(), cursor_pane.filter(|_| i == 0))?;
                 if !line.is_empty() {
                     line.extend_from_slice(b" ; ");
                 }
@@ -328,12 +347,24 @@ impl Engine {
     ) -> Result<Vec<Result<Answer>>> {
         let mut calls = Vec::new();
         for op in run {
+            let cursor_pane = self.carries(client, op.pane).then_some(op.pane);
             for (i, command) in op.commands.iter().enumerate() {
-                calls.push(call(command.clone(), (i == 0).then_some(op.pane))?);
+                calls.push(call(command.clone(), cursor_pane.filter(|_| i == 0))?);
             }
         }
         Ok(client.call_many(calls).await)
     }
+}
+
+/// How many operations from the start of `ops` form one chain: up to
+/// [`CHAIN_LIMIT`], ending before an operation on a blocked pane.
+fn chain_length(ops: &[Prepared], blocked: &[(PaneId, Error)]) -> usize {
+    let sendable = |op: &&Prepared| !blocked.iter().any(|(pane, _)| *pane == op.pane);
+    1 + ops[1..]
+        .iter()
+        .take(CHAIN_LIMIT - 1)
+        .take_while(sendable)
+        .count()
 }
 
 fn failed_midway(op: &Prepared) -> OpStatus {

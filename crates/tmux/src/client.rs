@@ -220,6 +220,7 @@ pub(crate) async fn spawn(
         session,
         leaving: false,
         internal: Vec::new(),
+        touched: Vec::new(),
         stdin,
     };
     tokio::spawn(task.run(child, stdout, rx));
@@ -258,6 +259,8 @@ struct ClientTask {
     leaving: bool,
     /// Commands the task itself sends (replies are discarded).
     internal: Vec<Vec<u8>>,
+    /// Panes whose journals grew during the current read.
+    touched: Vec<PaneId>,
     stdin: ChildStdin,
 }
 
@@ -278,6 +281,9 @@ impl ClientTask {
                         self.parser.feed(&buf[..n]);
                         while let Some(event) = self.parser.next_event() {
                             self.handle(event);
+                        }
+                        for pane in self.touched.drain(..) {
+                            self.shared.panes.notify(pane);
                         }
                         if let Err(e) = self.write_internal().await {
                             break format!("writing to tmux failed: {e}");
@@ -358,7 +364,9 @@ impl ClientTask {
         match event {
             Event::Reply(reply) => self.handle_reply(reply),
             Event::Output { pane, data } | Event::ExtendedOutput { pane, data, .. } => {
-                self.shared.panes.append(self.id, pane, &data);
+                if self.shared.panes.append(self.id, pane, &data) && !self.touched.contains(&pane) {
+                    self.touched.push(pane);
+                }
             }
             Event::Pause { pane } => {
                 // tmux dropped this pane's output for us: record the gap so

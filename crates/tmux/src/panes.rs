@@ -64,13 +64,23 @@ impl Panes {
     }
 
     /// Appends output read by `client`, unless another client owns the pane.
-    pub(crate) fn append(&self, client: ClientId, pane: PaneId, data: &[u8]) {
+    /// Returns whether it was appended. Waiters are woken by [`Panes::notify`]
+    /// once per read, not once per `%output` line: a flooding pane sends
+    /// thousands of lines a read.
+    pub(crate) fn append(&self, client: ClientId, pane: PaneId, data: &[u8]) -> bool {
         self.with_entry(pane, |entry| {
             let owner = *entry.owner.get_or_insert(client);
             if owner == client {
                 entry.journal.append(data);
-                entry.end.send_replace(entry.journal.end());
             }
+            owner == client
+        })
+    }
+
+    /// Wakes the pane's waiters: its journal grew.
+    pub(crate) fn notify(&self, pane: PaneId) {
+        self.with_entry(pane, |entry| {
+            entry.end.send_replace(entry.journal.end());
         });
     }
 

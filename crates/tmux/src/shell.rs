@@ -9,6 +9,9 @@
 //! }; printf '\033]7770;NONCE;%s\007' "$?"
 //! ```
 //!
+//! (bash keeps `$?` in a variable while it fixes its history, prints the end
+//! marker last and unsets the variable.)
+//!
 //! The braces and the newline let any command line through, including one
 //! that ends in `&` or a `# comment`. Right before the command runs, and
 //! when it finishes, the shell prints an invisible OSC sequence carrying a
@@ -36,6 +39,18 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::format::{Record, fields};
 use crate::ops::Input;
+
+/// How long a shell that is not (yet) at its prompt gets to get there.
+const PROMPT_GRACE: Duration = Duration::from_millis(1500);
+
+/// Whether a pane's shell can take a command now.
+enum Prompt {
+    Ready(Shell),
+    /// Not now, maybe in a moment.
+    Busy(String),
+    /// Not without the caller doing something.
+    Never(String),
+}
 
 /// The OSC number of the completion marker.
 const MARKER_PREFIX: &[u8] = b"\x1b]7770;";
@@ -66,17 +81,20 @@ impl Shell {
 /// The text typed into the shell for `command` with `nonce`.
 pub fn wrapper(shell: Shell, command: &str, nonce: &str) -> String {
     let start = format!("printf '\\033]7770;{nonce};start\\007'");
-    let end = format!("printf '\\033]7770;{nonce};%s\\007' \"$?\"");
-    let body = format!("{{ {start}; {command}\n}}; {end}");
+    let end = |status: &str| format!("printf '\\033]7770;{nonce};%s\\007' \"{status}\"");
     match shell {
         // `history -s` replaces the newest entry (this wrapper) with the
-        // command line alone; the `case` makes sure that entry is ours.
+        // command line alone; the `case` makes sure that entry is ours. The
+        // end marker comes last, so the shell is back at its prompt right
+        // after it.
         Shell::Bash => format!(
-            "{body}; case \"$(HISTTIMEFORMAT= history 1)\" in *{nonce}*) history -s -- {quoted};; esac",
-            quoted = single_quoted(command)
+            "{{ {start}; {command}\n}}; __termpilot_status=$?; case \"$(HISTTIMEFORMAT= history 1)\" \
+             in *{nonce}*) history -s -- {quoted};; esac; {end_marker}; unset __termpilot_status",
+            quoted = single_quoted(command),
+            end_marker = end("$__termpilot_status"),
         ),
-        Shell::Zsh => format!(" {body}"),
-        Shell::Posix => body,
+        Shell::Zsh => format!(" {{ {start}; {command}\n}}; {}", end("$?")),
+        Shell::Posix => format!("{{ {start}; {command}\n}}; {}", end("$?")),
     }
 }
 
@@ -240,6 +258,23 @@ impl Engine {
 
     /// The pane's shell, if the pane shows a shell waiting at its prompt.
     async fn shell_at_prompt(&self, pane: PaneId) -> Result<Shell> {
+        // A shell that just finished a command may still be drawing its
+        // prompt (a PROMPT_COMMAND, a git-aware prompt): give it a moment
+        // before calling it busy.
+        let deadline = Instant::now() + PROMPT_GRACE;
+        loop {
+            match self.prompt_state(pane).await? {
+                Prompt::Ready(shell) => return Ok(shell),
+                Prompt::Never(why) => return Err(Error::NotAtPrompt { pane, why }),
+                Prompt::Busy(why) if Instant::now() >= deadline => {
+                    return Err(Error::NotAtPrompt { pane, why });
+                }
+                Prompt::Busy(_) => tokio::time::sleep(Duration::from_millis(25)).await,
+            }
+        }
+    }
+
+    async fn prompt_state(&self, pane: PaneId) -> Result<Prompt> {
         let query = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
@@ -262,29 +297,32 @@ impl Engine {
             });
         }
         let program = record.str(1);
-        let refuse = |why: String| Err(Error::NotAtPrompt { pane, why });
         if record.flag(4) {
-            return refuse("its program has exited".into());
+            return Ok(Prompt::Never("its program has exited".into()));
         }
         if record.flag(3) {
-            return refuse("it is in copy mode; send the key q (or Escape) to leave it".into());
+            let why = "it is in copy mode; send the key q (or Escape) to leave it";
+            return Ok(Prompt::Never(why.into()));
         }
         if record.flag(2) {
-            return refuse(format!("a full-screen program ({program}) is running"));
+            return Ok(Prompt::Never(format!(
+                "a full-screen program ({program}) is running"
+            )));
         }
         if let Some(child) = record.parse::<u32>(5).ok().and_then(foreground_child) {
-            return refuse(format!(
+            return Ok(Prompt::Busy(format!(
                 "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
                  wait_for_command for an earlier run_command) or interrupt it with keys [\"C-c\"]"
-            ));
+            )));
         }
-        match Shell::from_command(program) {
-            Some(shell) => Ok(shell),
-            None => refuse(format!(
-                "it is running {program:?}, not a shell at its prompt (a REPL or a running \
-                 command); use send_keys and wait_for_text instead"
+        Ok(match Shell::from_command(program) {
+            Some(shell) => Prompt::Ready(shell),
+            None => Prompt::Busy(format!(
+                "{program:?} is running in the foreground, not a shell at its prompt (a running \
+                 command, a REPL or another program); wait for it, or use send_keys and \
+                 wait_for_text to talk to it"
             )),
-        }
+        })
     }
 }
 
@@ -369,12 +407,10 @@ fn foreground_child(shell: u32) -> Option<String> {
     children
         .split_whitespace()
         .filter_map(|pid| pid.parse::<u32>().ok())
-        .find(|&pid| process_group(pid) == Some(shell_group))
-        .map(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .map(|name| name.trim().to_owned())
-                .unwrap_or_else(|_| pid.to_string())
-        })
+        .filter(|&pid| process_group(pid) == Some(shell_group))
+        // A child that exited meanwhile has no name left: it is not busy.
+        .find_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok())
+        .map(|name| name.trim().to_owned())
 }
 
 /// The process group of `pid`, from `/proc/PID/stat` (the name in
@@ -433,8 +469,12 @@ mod tests {
     #[test]
     fn wrapper_quotes_the_command_for_history() {
         let text = wrapper(Shell::Bash, "echo 'it''s' # note", "tpabc");
-        let start = "{ printf '\\033]7770;tpabc;start\\007'; echo 'it''s' # note\n}; printf";
+        let start = "{ printf '\\033]7770;tpabc;start\\007'; echo 'it''s' # note\n}; ";
         assert!(text.starts_with(start), "{text}");
+        assert!(
+            text.ends_with("\"$__termpilot_status\"; unset __termpilot_status"),
+            "{text}"
+        );
         assert!(
             text.contains("history -s -- 'echo '\\''it'\\'''\\''s'\\'' # note'"),
             "{text}"

@@ -372,10 +372,13 @@ impl Engine {
     /// For each typed entry from before the baseline, the complete lines
     /// between it and the baseline (to tell whether its echo was seen).
     fn lines_before(&self, pane: PaneId, typed: &[Typed], baseline: u64) -> Vec<String> {
+        // Echo shows up right after the input: text typed more than a window
+        // before the baseline was echoed long ago.
+        let window_start = baseline.saturating_sub(TAIL_WINDOW);
         let earliest = typed
             .iter()
             .map(|t| t.offset)
-            .filter(|&o| o < baseline)
+            .filter(|&o| o < baseline && o >= window_start)
             .min();
         let Some(from) = earliest else {
             return Vec::new();
@@ -389,7 +392,12 @@ impl Engine {
                 .map(|line| line.text)
                 .collect::<Vec<_>>()
         });
-        let candidates = echo::candidates(typed, baseline, |_| lines.clone());
+        let recent: Vec<Typed> = typed
+            .iter()
+            .filter(|t| t.offset >= window_start)
+            .cloned()
+            .collect();
+        let candidates = echo::candidates(&recent, baseline, |_| lines.clone());
         candidates.into_iter().map(str::to_owned).collect()
     }
 }
@@ -418,9 +426,18 @@ fn local_index(index: usize, patterns: usize) -> usize {
     }
 }
 
+/// How far back from the end a wait's tail (and echo bookkeeping) reads:
+/// enough for a few lines, without re-reading megabytes of a flood.
+const TAIL_WINDOW: u64 = 64 * 1024;
+
 fn tail_lines(journal: &Journal, baseline: u64) -> Vec<String> {
-    let view = journal.lines(baseline);
+    let from = baseline.max(journal.end().saturating_sub(TAIL_WINDOW));
+    let view = journal.lines(from);
     let mut lines: Vec<String> = view.lines.into_iter().map(|line| line.text).collect();
+    if from > baseline && !lines.is_empty() {
+        // Reading started mid-line: the first line is only a fragment.
+        lines.remove(0);
+    }
     lines.extend(view.partial.filter(|p| !p.is_empty()));
     let skip = lines.len().saturating_sub(TAIL_LINES);
     lines.split_off(skip)

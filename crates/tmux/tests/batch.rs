@@ -190,18 +190,16 @@ async fn cancellation_stops_between_chains() {
     let engine = connect(&tmux).await;
     let (a, out_a) = sink(&engine, Some("a")).await;
     let (b, out_b) = sink(&engine, Some("b")).await;
-    // Alternating sessions: every operation is its own chain.
-    let ops: Vec<BatchOp> = (0..10)
+    // 40 operations across two sessions: chains of 16.
+    let ops: Vec<BatchOp> = (0..40)
         .map(|i| typed(if i % 2 == 0 { a } else { b }, &format!("[{i}]")))
         .collect();
     let cancel = CancellationToken::new();
-    let mut finished = 0;
+    let mut finished = Vec::new();
     let reports = engine
         .send_batch(&ops, true, &cancel, |done| {
-            finished = done;
-            if done >= 3 {
-                cancel.cancel();
-            }
+            finished.push(done);
+            cancel.cancel();
         })
         .await;
     let done = reports
@@ -214,10 +212,16 @@ async fn cancellation_stops_between_chains() {
         .count();
     assert_eq!(
         (done, skipped),
-        (3, 7),
-        "stopped right after the third chain"
+        (16, 24),
+        "stopped right after the first chain"
     );
-    assert_eq!(finished, 3);
-    assert_sink(&out_a, "[0][2]").await;
-    assert_sink(&out_b, "[1]").await;
+    assert_eq!(finished, vec![16]);
+    let expected = |parity: usize| {
+        (0..16)
+            .filter(|i| i % 2 == parity)
+            .map(|i| format!("[{i}]"))
+            .collect::<String>()
+    };
+    assert_sink(&out_a, &expected(0)).await;
+    assert_sink(&out_b, &expected(1)).await;
 }

@@ -37,44 +37,44 @@ pub fn batch_cost(server: &PrivateServer) -> anyhow::Result<Section> {
     let runtime = client_runtime()?;
     let sessions = runtime.block_on(measure(server, Layout::Sessions))?;
     let windows = runtime.block_on(measure(server, Layout::Windows))?;
-    Ok(
-        Section::new("6. 50 send_keys operations (\"x\") across 3 `cat` panes, total per call or round")
-            .row(
-                "batch_3_sessions",
-                "send_keys_batch, panes in 3 sessions",
-                sessions.batch,
-            )
-            .row(
-                "singles_3_sessions",
-                "50 send_keys calls, panes in 3 sessions",
-                sessions.singles,
-            )
-            .row(
-                "batch_1_session",
-                "send_keys_batch, panes in 3 windows of 1 session",
-                windows.batch,
-            )
-            .row(
-                "singles_1_session",
-                "50 send_keys calls, 3 windows of 1 session",
-                windows.singles,
-            )
-            .ratio(
-                "batch_vs_singles_3_sessions",
-                "batch vs 50 single calls, 3 sessions",
-                sessions.batch.times_faster_than(&sessions.singles),
-            )
-            .ratio(
-                "batch_vs_singles_1_session",
-                "batch vs 50 single calls, 1 session",
-                windows.batch.times_faster_than(&windows.singles),
-            )
-            .note("ratios are times faster, by median")
-            .note(
-                "targets: batch median <= 20 ms, >= 5x faster than 50 single calls \
-                 (existing servers: 441 ms for such a batch, context only)",
-            ),
+    Ok(Section::new(
+        "6. 50 send_keys operations (\"x\") across 3 `cat` panes, total per call or round",
     )
+    .row(
+        "batch_3_sessions",
+        "send_keys_batch, panes in 3 sessions",
+        sessions.batch,
+    )
+    .row(
+        "singles_3_sessions",
+        "50 send_keys calls, panes in 3 sessions",
+        sessions.singles,
+    )
+    .row(
+        "batch_1_session",
+        "send_keys_batch, panes in 3 windows of 1 session",
+        windows.batch,
+    )
+    .row(
+        "singles_1_session",
+        "50 send_keys calls, 3 windows of 1 session",
+        windows.singles,
+    )
+    .ratio(
+        "batch_vs_singles_3_sessions",
+        "batch vs 50 single calls, 3 sessions",
+        sessions.batch.times_faster_than(&sessions.singles),
+    )
+    .ratio(
+        "batch_vs_singles_1_session",
+        "batch vs 50 single calls, 1 session",
+        windows.batch.times_faster_than(&windows.singles),
+    )
+    .note("ratios are times faster, by median")
+    .note(
+        "targets: batch median <= 20 ms, >= 5x faster than 50 single calls \
+                 (existing servers: 441 ms for such a batch, context only)",
+    ))
 }
 
 async fn measure(server: &PrivateServer, layout: Layout) -> anyhow::Result<Costs> {
@@ -84,9 +84,11 @@ async fn measure(server: &PrivateServer, layout: Layout) -> anyhow::Result<Costs
     let operations: Vec<Value> = (0..OPERATIONS)
         .map(|i| json!({ "pane": panes[i % panes.len()], "text": "x", "enter": false }))
         .collect();
-    let batch = json!({ "operations": operations });
+    let arguments = json!({ "operations": operations });
     let batch = time_async(BATCH_WARMUP, BATCHES, async || {
-        let result = client.call_tool("send_keys_batch", batch.clone()).await?;
+        let result = client
+            .call_tool("send_keys_batch", arguments.clone())
+            .await?;
         let succeeded = result["structuredContent"]["succeeded"].as_u64();
         ensure!(
             succeeded == Some(OPERATIONS as u64),

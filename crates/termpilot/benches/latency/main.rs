@@ -1,6 +1,7 @@
 //! `cargo bench -p termpilot --bench latency`: what one persistent control-mode
 //! connection buys over a `tmux` process per call, measured in one run on a
-//! private tmux server (socket `tp-bench-<pid>`, killed at the end).
+//! private tmux server (socket `tp-bench-<pid>`; part 5 also uses
+//! `tp-bench-<pid>-plain`; both killed at the end).
 //!
 //! 1. A command round trip through the engine vs the same command as a
 //!    `tmux` subprocess.
@@ -8,15 +9,27 @@
 //!    subprocess per call.
 //! 3. Process start to an answered `tools/list`, with the tmux server running
 //!    and without.
+//! 4. Wake-up lag: a line printed in a pane to the `wait_for_text` result
+//!    arriving at the MCP client.
+//! 5. A pane flooding output (`seq 1 1000000`), timed with termpilot
+//!    following it, with a bare `tmux -C` client, and with no client attached.
+//! 6. 50 keystroke operations in one `send_keys_batch` call vs 50 single
+//!    `send_keys` calls.
+//!
+//! Every pane runs plain `bash --norc --noprofile` (a `tmux.conf` in a
+//! private temporary directory), so the user's startup files slow nothing.
 //!
 //! Prints a table on stdout and writes the figures to
 //! `target/bench-latency.json`.
 #![allow(clippy::print_stdout)]
 
+mod batch_cost;
+mod flood;
 mod mcp_client;
 mod report;
 mod server;
 mod stats;
+mod wake_lag;
 
 use std::path::Path;
 use std::time::Instant;
@@ -28,7 +41,7 @@ use termpilot_tmux::{Engine, EngineConfig, Socket};
 
 use crate::mcp_client::McpClient;
 use crate::report::{Report, Section};
-use crate::server::PrivateServer;
+use crate::server::{ConfigDir, PrivateServer, clean_up_on_interrupt};
 use crate::stats::{Summary, time_async, time_blocking};
 
 /// The binary under test, built by the same `cargo bench` invocation.
@@ -51,12 +64,29 @@ const LIST_PANES_FORMAT: &str = "#{pane_id}\t#{session_name}\t#{window_index}\t#
      #{pane_width}x#{pane_height}\t#{pane_active}\t#{pane_current_command}\t#{pane_title}";
 
 fn main() -> anyhow::Result<()> {
-    let server = PrivateServer::start(format!("tp-bench-{}", std::process::id()))?;
-    server.stop_on_interrupt();
-    let mut report = Report::new(context(&server)?);
+    let name = format!("tp-bench-{}", std::process::id());
+    let config = ConfigDir::create(&name)?;
+    let server = PrivateServer::start(name.clone(), &config.tmux_conf())?;
+    let plain = PrivateServer::start(format!("{name}-plain"), &config.tmux_conf())?;
+    clean_up_on_interrupt(vec![
+        Box::new(server.guard()),
+        Box::new(plain.guard()),
+        Box::new(config.guard()),
+    ]);
+    let mut report = Report::new(context(&server, &plain)?);
     report.push(round_trips(&server)?);
     report.push(mcp_calls(&server)?);
+    // Before the sessions of parts 4-6 exist: termpilot's start-up time grows
+    // with the number of sessions it finds.
     report.push(startup(&server)?);
+    // Part 3 leaves the server killed and restarted by termpilot; the
+    // sessions that follow are created anew either way.
+    if !server.is_running() {
+        server.launch()?;
+    }
+    report.push(wake_lag::wake_lag(&server)?);
+    report.push(flood::flood(&server, &plain)?);
+    report.push(batch_cost::batch_cost(&server)?);
     print!("{}", report.table());
     let target = Path::new(TERMPILOT)
         .ancestors()
@@ -68,13 +98,21 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// The facts a reader needs to compare runs across machines.
-fn context(server: &PrivateServer) -> anyhow::Result<Vec<(&'static str, String)>> {
+fn context(
+    server: &PrivateServer,
+    plain: &PrivateServer,
+) -> anyhow::Result<Vec<(&'static str, String)>> {
     let version = String::from_utf8(server.tmux().arg("-V").output()?.stdout)?;
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     Ok(vec![
         ("tmux", version.trim().to_owned()),
         ("cores", cores.to_string()),
         ("socket", server.name().to_owned()),
+        ("plain_socket", plain.name().to_owned()),
+        (
+            "tmux_conf",
+            std::fs::read_to_string(server.config())?.trim().to_owned(),
+        ),
         ("binary", TERMPILOT.to_owned()),
     ])
 }
@@ -92,6 +130,19 @@ fn client_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?)
+}
+
+/// A string field of a tool result's structured content.
+fn structured_str<'a>(result: &'a Value, key: &str) -> anyhow::Result<&'a str> {
+    result["structuredContent"][key]
+        .as_str()
+        .with_context(|| format!("no {key} in {result}"))
+}
+
+/// Creates a session with `arguments` and returns its pane id.
+async fn create_pane(client: &mut McpClient, arguments: Value) -> anyhow::Result<String> {
+    let created = client.call_tool("create_session", arguments).await?;
+    Ok(structured_str(&created, "pane")?.to_owned())
 }
 
 /// Runs a tmux subprocess to completion, failing on a non-zero exit.
@@ -181,7 +232,7 @@ struct ToolTimes {
 }
 
 fn mcp_calls(server: &PrivateServer) -> anyhow::Result<Section> {
-    let tools = client_runtime()?.block_on(time_tools(server.name()))?;
+    let tools = client_runtime()?.block_on(time_tools(server))?;
     let args = ["list-panes", "-a", "-F", LIST_PANES_FORMAT];
     let baseline = time_blocking(SUBPROCESS_WARMUP, SUBPROCESS_RUNS, || {
         run_tmux(server, &args).map(drop)
@@ -233,8 +284,8 @@ fn mcp_calls(server: &PrivateServer) -> anyhow::Result<Section> {
     )
 }
 
-async fn time_tools(socket: &str) -> anyhow::Result<ToolTimes> {
-    let mut client = McpClient::spawn(Path::new(TERMPILOT), socket)?;
+async fn time_tools(server: &PrivateServer) -> anyhow::Result<ToolTimes> {
+    let mut client = McpClient::spawn(Path::new(TERMPILOT), server.name(), server.config())?;
     client.initialize().await?;
     let pane = cat_pane(&mut client).await?;
     let listed = client.call_tool("list_panes", json!({})).await?;
@@ -261,11 +312,7 @@ async fn time_tools(socket: &str) -> anyhow::Result<ToolTimes> {
 /// number of keystrokes without running anything, and returns its pane id.
 async fn cat_pane(client: &mut McpClient) -> anyhow::Result<String> {
     let arguments = json!({ "name": "bench-cat", "command": "cat > /dev/null" });
-    let created = client.call_tool("create_session", arguments).await?;
-    let pane = created["structuredContent"]["pane"].as_str();
-    Ok(pane
-        .with_context(|| format!("create_session gave no pane: {created}"))?
-        .to_owned())
+    create_pane(client, arguments).await
 }
 
 async fn time_tool(
@@ -284,17 +331,16 @@ async fn time_tool(
 
 fn startup(server: &PrivateServer) -> anyhow::Result<Section> {
     let runtime = client_runtime()?;
-    let socket = server.name();
     let warm = runtime.block_on(async {
         time_async(START_WARMUP, STARTS, async || {
-            start_to_tools_list(socket).await.map(drop)
+            start_to_tools_list(server).await.map(drop)
         })
         .await
     })?;
     let mut cold = Vec::with_capacity(COLD_STARTS);
     for _ in 0..COLD_STARTS {
         server.stop()?;
-        cold.push(runtime.block_on(start_to_tools_list(socket))?);
+        cold.push(runtime.block_on(start_to_tools_list(server))?);
         ensure!(
             server.is_running(),
             "termpilot did not start the tmux server"
@@ -313,9 +359,9 @@ fn startup(server: &PrivateServer) -> anyhow::Result<Section> {
 
 /// Spawns a fresh `termpilot serve`, and returns the time from spawn to the
 /// answer to `tools/list` (the client's handshake comes first, as in real use).
-async fn start_to_tools_list(socket: &str) -> anyhow::Result<std::time::Duration> {
+async fn start_to_tools_list(server: &PrivateServer) -> anyhow::Result<std::time::Duration> {
     let start = Instant::now();
-    let mut client = McpClient::spawn(Path::new(TERMPILOT), socket)?;
+    let mut client = McpClient::spawn(Path::new(TERMPILOT), server.name(), server.config())?;
     client.initialize().await?;
     let listed = client.request("tools/list", json!({})).await?;
     let elapsed = start.elapsed();

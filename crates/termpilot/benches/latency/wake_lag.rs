@@ -27,15 +27,11 @@ const MARKER_COMMAND: &str = r#"sleep 0.05; printf 'WAKE-%s\n' "${EPOCHREALTIME/
 
 pub fn wake_lag(server: &PrivateServer) -> anyhow::Result<Section> {
     let lag = client_runtime()?.block_on(measure(server))?;
-    Ok(
-        Section::new("4. wait wake-up lag: line printed in a pane to wait_for_text result at client")
-            .row(
-                "wait_wake_lag",
-                "printf in bash to result over stdio",
-                lag,
-            )
-            .note("target: median <= 5 ms (polling servers: ~43 ms, context only)"),
+    Ok(Section::new(
+        "4. wait wake-up lag: line printed in a pane to wait_for_text result at client",
     )
+    .row("wait_wake_lag", "printf in bash to result over stdio", lag)
+    .note("target: median <= 5 ms (polling servers: ~43 ms, context only)"))
 }
 
 async fn measure(server: &PrivateServer) -> anyhow::Result<Summary> {
@@ -67,10 +63,15 @@ async fn one_lag(client: &mut McpClient, pane: &str) -> anyhow::Result<Duration>
         "timeout_s": WAIT_TIMEOUT_S,
     });
     let timeout = Duration::from_secs(WAIT_TIMEOUT_S + 5);
-    let result = client.call_tool_within("wait_for_text", wait, timeout).await?;
+    let result = client
+        .call_tool_within("wait_for_text", wait, timeout)
+        .await?;
     let arrived = SystemTime::now().duration_since(UNIX_EPOCH)?;
     let outcome = structured_str(&result, "outcome")?;
-    ensure!(outcome == "matched", "wait_for_text ended {outcome}: {result}");
+    ensure!(
+        outcome == "matched",
+        "wait_for_text ended {outcome}: {result}"
+    );
     let printed = printed_at(structured_str(&result, "matched")?)?;
     arrived
         .checked_sub(printed)
