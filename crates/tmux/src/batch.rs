@@ -188,15 +188,21 @@ impl Engine {
         panes.sort_unstable();
         panes.dedup();
         let mut blocked = Vec::new();
+        let mut present = Vec::with_capacity(panes.len());
         for pane in panes {
             // Also learns which client carries each pane's output.
-            let check = match self.client_for_pane(pane).await {
-                Ok(_) => self.refuse_held(&[pane]).await,
-                Err(error) => Err(error),
-            };
-            if let Err(error) = check {
-                blocked.push((pane, error));
+            match self.client_for_pane(pane).await {
+                Ok(_) => present.push(pane),
+                Err(error) => blocked.push((pane, error)),
             }
+        }
+        match self.held_notes(&present).await {
+            Ok(notes) => {
+                blocked.extend(present.into_iter().zip(notes).filter_map(|(pane, note)| {
+                    note.map(|note| (pane, Error::HeldByPerson { pane, note }))
+                }))
+            }
+            Err(error) => blocked.extend(present.into_iter().map(|pane| (pane, error.clone()))),
         }
         blocked
     }

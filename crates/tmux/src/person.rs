@@ -55,6 +55,16 @@ pub fn unix_nanos() -> u64 {
 impl Engine {
     /// Refuses input to a pane a person holds.
     pub(crate) async fn refuse_held(&self, panes: &[PaneId]) -> Result<()> {
+        for (pane, note) in panes.iter().zip(self.held_notes(panes).await?) {
+            if let Some(note) = note {
+                return Err(Error::HeldByPerson { pane: *pane, note });
+            }
+        }
+        Ok(())
+    }
+
+    /// For each pane, who holds it (if a person does), in one round trip.
+    pub(crate) async fn held_notes(&self, panes: &[PaneId]) -> Result<Vec<Option<String>>> {
         let client = self.primary().await?;
         let mut calls = Vec::with_capacity(panes.len());
         for pane in panes {
@@ -64,16 +74,15 @@ impl Engine {
                 .arg(format!("#{{{HELD_OPTION}}}"));
             calls.push(crate::engine::call(query, None)?);
         }
-        for (answer, pane) in client.call_many(calls).await.into_iter().zip(panes) {
-            let held = answer?.reply.text();
-            if !held.trim().is_empty() {
-                return Err(Error::HeldByPerson {
-                    pane: *pane,
-                    note: held.trim().to_owned(),
-                });
-            }
-        }
-        Ok(())
+        client
+            .call_many(calls)
+            .await
+            .into_iter()
+            .map(|answer| {
+                let note = answer?.reply.text().trim().to_owned();
+                Ok((!note.is_empty()).then_some(note))
+            })
+            .collect()
     }
 
     /// Marks the pane held by a person (what `termpilot attach` does).
