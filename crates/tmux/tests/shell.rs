@@ -1,0 +1,114 @@
+//! run_command in bash, zsh and POSIX sh panes, and channels, against a real
+//! tmux server.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{LIMIT, TestTmux, wait_for_journal};
+use termpilot_tmux::{ChannelOutcome, Engine, Error, NewSession, PaneId};
+
+async fn connect(tmux: &TestTmux) -> Engine {
+    Engine::connect(tmux.config()).await.expect("connect")
+}
+
+/// A pane running `shell` with a recognisable prompt, ready for commands.
+async fn shell_pane(engine: &Engine, shell: &str) -> PaneId {
+    let command = match shell {
+        "zsh" => "exec env PS1='zsh-ready%# ' zsh -f",
+        "sh" => "exec env PS1='sh-ready$ ' sh",
+        _ => "exec env PS1='bash-ready$ ' bash --norc --noprofile",
+    };
+    let created = engine
+        .create_session(&NewSession {
+            command: Some(command.into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    wait_for_journal(engine, created.pane, 0, "-ready").await;
+    created.pane
+}
+
+async fn check_shell(shell: &str) {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, shell).await;
+    let run = |command: &'static str| {
+        let engine = engine.clone();
+        async move { engine.run_command(pane, command, LIMIT).await.unwrap() }
+    };
+    let cd = run("cd /tmp").await;
+    assert_eq!(cd.exit_code, Some(0), "{shell}: {cd:?}");
+    let pwd = run("pwd").await;
+    assert_eq!(pwd.output, "/tmp", "{shell}: cd persists");
+    let failed = run("echo before-failing; sh -c 'exit 3'").await;
+    assert_eq!(failed.exit_code, Some(3), "{shell}");
+    assert_eq!(failed.output, "before-failing", "{shell}: only the command's own output");
+    let exported = run("export TP_VALUE=kept").await;
+    assert_eq!(exported.exit_code, Some(0));
+    assert_eq!(run("echo $TP_VALUE").await.output, "kept", "{shell}: export persists");
+}
+
+#[tokio::test]
+async fn run_command_in_bash() {
+    check_shell("bash").await;
+}
+
+#[tokio::test]
+async fn run_command_in_posix_sh() {
+    check_shell("sh").await;
+}
+
+#[tokio::test]
+async fn run_command_in_zsh() {
+    if std::process::Command::new("zsh").arg("-fc").arg("true").status().is_err() {
+        eprintln!("zsh is not installed: run_command_in_zsh checks nothing (scripts/test installs it)");
+        return;
+    }
+    check_shell("zsh").await;
+}
+
+#[tokio::test]
+async fn a_signalled_channel_is_told_apart_from_a_dead_server() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let signaller = engine.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        signaller.signal_channel("tp-done").await.unwrap();
+    });
+    let signalled = engine.wait_for_channel("tp-done", LIMIT).await.unwrap();
+    assert_eq!(signalled, ChannelOutcome::Signalled);
+    let quiet = engine
+        .wait_for_channel("tp-quiet", Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert_eq!(quiet, ChannelOutcome::Timeout);
+    let name = tmux.name.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let _ = std::process::Command::new("tmux").args(["-L", &name, "kill-server"]).status();
+    });
+    let ended = engine.wait_for_channel("tp-never", LIMIT).await.unwrap();
+    assert_eq!(ended, ChannelOutcome::ServerExited);
+}
+
+#[tokio::test]
+async fn run_command_refuses_a_repl() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let created = engine
+        .create_session(&NewSession {
+            command: Some("cat".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    let err = engine
+        .run_command(created.pane, "echo hi", Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotAtPrompt { .. }), "{err}");
+    assert!(err.to_string().contains("cat"), "{err}");
+}
