@@ -115,7 +115,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let server =
         TermpilotServer::new(engine, options).context("cannot set up the kept-output directory")?;
-    termpilot_mcp::serve_stdio(server).await?;
+    // On SIGTERM or SIGINT stop serving and return, so the kept outputs'
+    // directory is removed as on a normal end of input.
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot watch for SIGTERM")?;
+    tokio::select! {
+        served = termpilot_mcp::serve_stdio(server) => served?,
+        _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
+    }
     Ok(())
 }
 
@@ -128,7 +136,11 @@ fn main() -> anyhow::Result<ExitCode> {
                 .enable_all()
                 .build()
                 .context("cannot start the async runtime")?;
-            runtime.block_on(serve(args))?;
+            let served = runtime.block_on(serve(args));
+            // The stdin reader is a blocking read that may never return (the
+            // client keeps the pipe open after a signal): do not wait for it.
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            served?;
             Ok(ExitCode::SUCCESS)
         }
         Commands::Run(args) => run::run(args),
