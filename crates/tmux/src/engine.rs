@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     epoch: AtomicU32,
     next_client: AtomicU64,
     sessions_dirty: AtomicBool,
+    /// Set when panes may have gone away, so the supervisor prunes journals.
+    panes_dirty: AtomicBool,
     /// Bumped whenever tmux reports windows, panes or sessions changing, so
     /// waits can check whether their pane still exists.
     panes_changed: watch::Sender<u64>,
@@ -67,6 +69,8 @@ impl Shared {
     }
 
     pub(crate) fn mark_panes_changed(&self) {
+        self.panes_dirty.store(true, Ordering::Release);
+        let _ = self.wake.try_send(());
         self.panes_changed
             .send_modify(|generation| *generation += 1);
     }
@@ -145,6 +149,7 @@ impl Engine {
             epoch: AtomicU32::new(0),
             next_client: AtomicU64::new(1),
             sessions_dirty: AtomicBool::new(false),
+            panes_dirty: AtomicBool::new(false),
             panes_changed: watch::Sender::new(0),
             wake,
         });
@@ -345,6 +350,28 @@ impl Engine {
         Ok(first)
     }
 
+    /// Drops the journals of panes that are gone, beyond the most recent
+    /// few (so output of a pane that just exited can still be read).
+    async fn prune_journals(&self) -> Result<()> {
+        let Some(client) = self.shared.any_client() else {
+            return Ok(());
+        };
+        let reply = run(
+            &client,
+            Command::new("list-panes")
+                .flag("-a")
+                .opt("-F", "#{pane_id}"),
+        )
+        .await?;
+        let live: Vec<PaneId> = reply
+            .lines
+            .iter()
+            .filter_map(|line| PaneId::parse_bytes(line))
+            .collect();
+        self.shared.panes.prune(&live);
+        Ok(())
+    }
+
     /// The client whose stream carries `pane`'s output (claiming one if no
     /// output has been seen yet).
     pub(crate) async fn client_for_pane(&self, pane: PaneId) -> Result<ClientHandle> {
@@ -457,11 +484,14 @@ async fn supervise(shared: Weak<Shared>, mut woken: tokio::sync::mpsc::Receiver<
         let Some(strong) = shared.upgrade() else {
             return;
         };
-        if strong.sessions_dirty.swap(false, Ordering::AcqRel) {
-            let engine = Engine { shared: strong };
-            if let Err(e) = engine.sync_sessions().await {
-                tracing::debug!(error = %e, "session sync failed");
-            }
+        let sessions = strong.sessions_dirty.swap(false, Ordering::AcqRel);
+        let panes = strong.panes_dirty.swap(false, Ordering::AcqRel);
+        let engine = Engine { shared: strong };
+        if sessions && let Err(e) = engine.sync_sessions().await {
+            tracing::debug!(error = %e, "session sync failed");
+        }
+        if panes && let Err(e) = engine.prune_journals().await {
+            tracing::debug!(error = %e, "pruning journals failed");
         }
     }
 }

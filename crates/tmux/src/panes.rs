@@ -12,6 +12,9 @@ use termpilot_control::PaneId;
 
 use crate::echo::Typed;
 
+/// How many journals of panes that are gone are kept (newest first).
+const DEAD_KEPT: usize = 16;
+
 /// How many pieces of typed text a pane remembers for echo detection.
 const TYPED_KEPT: usize = 16;
 use termpilot_journal::{Journal, Limits};
@@ -29,6 +32,8 @@ struct PaneEntry {
     end: watch::Sender<u64>,
     /// Recent text termpilot typed, for telling echo from output.
     typed: VecDeque<Typed>,
+    /// When the engine first saw the pane gone.
+    gone_since: Option<std::time::Instant>,
     /// The latest time (Unix nanoseconds) a person cancelled the agent's
     /// waits on the pane.
     cancels: watch::Sender<u64>,
@@ -58,6 +63,7 @@ impl Panes {
             owner: None,
             end: watch::Sender::new(0),
             typed: VecDeque::new(),
+            gone_since: None,
             cancels: watch::Sender::new(0),
         });
         f(entry)
@@ -82,6 +88,12 @@ impl Panes {
         self.with_entry(pane, |entry| {
             entry.end.send_replace(entry.journal.end());
         });
+    }
+
+    /// How many journals are held.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.table.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     /// Makes `client` the pane's owner if it has none yet; returns the owner.
@@ -169,11 +181,57 @@ impl Panes {
         self.table.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
+    /// Marks panes not in `live` as gone and drops the journals of all but
+    /// the [`DEAD_KEPT`] most recently gone.
+    pub(crate) fn prune(&self, live: &[PaneId]) {
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        let mut gone: Vec<(std::time::Instant, PaneId)> = Vec::new();
+        for (pane, entry) in table.iter_mut() {
+            if live.contains(pane) {
+                entry.gone_since = None;
+            } else {
+                gone.push((*entry.gone_since.get_or_insert(now), *pane));
+            }
+        }
+        gone.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        for (_, pane) in gone.into_iter().skip(DEAD_KEPT) {
+            table.remove(&pane);
+        }
+    }
+
     /// Drops one pane's journal once the pane is gone.
     pub(crate) fn remove(&self, pane: PaneId) {
         self.table
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&pane);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_keeps_live_panes_and_the_newest_gone_ones() {
+        let panes = Panes::new(1024);
+        let client = ClientId(1);
+        for id in 0..30 {
+            panes.append(client, PaneId(id), b"output");
+        }
+        panes.prune(&[PaneId(0), PaneId(1)]);
+        assert_eq!(panes.len(), 2 + DEAD_KEPT);
+        assert_eq!(panes.end(PaneId(0)), 6, "live journals are untouched");
+        panes.prune(&[PaneId(0)]);
+        assert_eq!(
+            panes.len(),
+            1 + DEAD_KEPT,
+            "pane 1 gone now, an older gone one dropped"
+        );
+        assert!(
+            panes.with_journal(PaneId(1), |j| j.end()) == 6,
+            "the newest gone pane is kept"
+        );
     }
 }

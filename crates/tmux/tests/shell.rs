@@ -44,10 +44,17 @@ async fn check_shell(shell: &str) {
     assert_eq!(pwd.output, "/tmp", "{shell}: cd persists");
     let failed = run("echo before-failing; sh -c 'exit 3'").await;
     assert_eq!(failed.exit_code, Some(3), "{shell}");
-    assert_eq!(failed.output, "before-failing", "{shell}: only the command's own output");
+    assert_eq!(
+        failed.output, "before-failing",
+        "{shell}: only the command's own output"
+    );
     let exported = run("export TP_VALUE=kept").await;
     assert_eq!(exported.exit_code, Some(0));
-    assert_eq!(run("echo $TP_VALUE").await.output, "kept", "{shell}: export persists");
+    assert_eq!(
+        run("echo $TP_VALUE").await.output,
+        "kept",
+        "{shell}: export persists"
+    );
 }
 
 #[tokio::test]
@@ -62,8 +69,15 @@ async fn run_command_in_posix_sh() {
 
 #[tokio::test]
 async fn run_command_in_zsh() {
-    if std::process::Command::new("zsh").arg("-fc").arg("true").status().is_err() {
-        eprintln!("zsh is not installed: run_command_in_zsh checks nothing (scripts/test installs it)");
+    if std::process::Command::new("zsh")
+        .arg("-fc")
+        .arg("true")
+        .status()
+        .is_err()
+    {
+        eprintln!(
+            "zsh is not installed: run_command_in_zsh checks nothing (scripts/test installs it)"
+        );
         return;
     }
     check_shell("zsh").await;
@@ -88,7 +102,9 @@ async fn a_signalled_channel_is_told_apart_from_a_dead_server() {
     let name = tmux.name.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let _ = std::process::Command::new("tmux").args(["-L", &name, "kill-server"]).status();
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &name, "kill-server"])
+            .status();
     });
     let ended = engine.wait_for_channel("tp-never", LIMIT).await.unwrap();
     assert_eq!(ended, ChannelOutcome::ServerExited);
