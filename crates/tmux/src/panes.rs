@@ -194,7 +194,7 @@ impl Panes {
                 gone.push((*entry.gone_since.get_or_insert(now), *pane));
             }
         }
-        gone.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        gone.sort_unstable_by_key(|&(since, _)| std::cmp::Reverse(since));
         for (_, pane) in gone.into_iter().skip(DEAD_KEPT) {
             table.remove(&pane);
         }
