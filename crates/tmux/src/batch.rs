@@ -1,6 +1,6 @@
 //! Many keystroke operations in one go, written to tmux as pipelined chains.
 //!
-//! Operations run in the order given, across any panes. Up to 16 consecutive
+//! Operations run in the order given, across any panes. Up to 32 consecutive
 //! operations form a *chain*, written to one control client in one write
 //! (pane ids address panes in any session, and one client's commands run in
 //! order): each tmux command gets its own reply, so every reply maps back to
@@ -75,7 +75,7 @@ pub struct OpReport {
 /// The most operations written in one chain. Between chains the batch
 /// reports progress and notices cancellation; within one, tmux has the whole
 /// chain at once.
-const CHAIN_LIMIT: usize = 16;
+const CHAIN_LIMIT: usize = 32;
 
 /// An operation turned into tmux commands, with its place in the batch.
 struct Prepared {

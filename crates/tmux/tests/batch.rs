@@ -190,8 +190,8 @@ async fn cancellation_stops_between_chains() {
     let engine = connect(&tmux).await;
     let (a, out_a) = sink(&engine, Some("a")).await;
     let (b, out_b) = sink(&engine, Some("b")).await;
-    // 40 operations across two sessions: chains of 16.
-    let ops: Vec<BatchOp> = (0..40)
+    // 48 operations across two sessions: chains of 32.
+    let ops: Vec<BatchOp> = (0..48)
         .map(|i| typed(if i % 2 == 0 { a } else { b }, &format!("[{i}]")))
         .collect();
     let cancel = CancellationToken::new();
@@ -212,12 +212,12 @@ async fn cancellation_stops_between_chains() {
         .count();
     assert_eq!(
         (done, skipped),
-        (16, 24),
+        (32, 16),
         "stopped right after the first chain"
     );
-    assert_eq!(finished, vec![16]);
+    assert_eq!(finished, vec![32]);
     let expected = |parity: usize| {
-        (0..16)
+        (0..32)
             .filter(|i| i % 2 == parity)
             .map(|i| format!("[{i}]"))
             .collect::<String>()
