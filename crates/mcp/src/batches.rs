@@ -71,7 +71,12 @@ pub(crate) async fn send_keys_batch(
     }
     let panes: Vec<PaneId> = ops.iter().map(|op| op.pane).collect();
     check_panes(server, &panes, |i| format!("operations[{i}].pane")).await?;
-    let reports = run_ops(server, &ops, params.on_error, call).await?;
+    let count = Count {
+        what: "sending keys",
+        before: 0,
+        total: ops.len(),
+    };
+    let reports = run_ops(server, &ops, params.on_error, call, count).await?;
     let mut entry = BatchEntry {
         results: Vec::with_capacity(reports.len()),
         succeeded: 0,
@@ -129,22 +134,32 @@ pub(crate) async fn send_keys_batch(
     Done::new(&entry, text)
 }
 
-/// Sends `ops` through the engine, reporting progress and honouring
-/// cancellation between chains.
+/// How a batch counts its progress: the count before these operations, and
+/// the batch's total.
+#[derive(Clone, Copy)]
+struct Count {
+    what: &'static str,
+    before: usize,
+    total: usize,
+}
+
+/// Sends `ops` through the engine, reporting progress (as `count` says) and
+/// honouring cancellation between chains.
 async fn run_ops(
     server: &TermpilotServer,
     ops: &[BatchOp],
     on_error: OnError,
     call: &CallContext,
+    count: Count,
 ) -> Result<Vec<termpilot_tmux::OpReport>> {
-    let (done_tx, done_rx) = watch::channel(0usize);
+    let (done_tx, done_rx) = watch::channel(count.before);
     let cancel = call.cancellation();
     let work = server
         .engine
         .send_batch(ops, on_error == OnError::Stop, &cancel, |done| {
-            done_tx.send_replace(done);
+            done_tx.send_replace(count.before + done);
         });
-    call.run_counted("sending keys", ops.len(), done_rx, work)
+    call.run_counted(count.what, count.total, done_rx, work)
         .await
 }
 
@@ -267,7 +282,8 @@ pub(crate) async fn run_batch(
                 let (i, (_, next)) = steps.next().expect("peeked");
                 chain.push((i, next.expect("keystrokes")));
             }
-            let failed = run_chain(server, chain, stop, call, &mut entries, &mut cursors).await?;
+            let failed =
+                run_chain(server, chain, stop, call, &mut entries, &mut cursors, n).await?;
             halted = failed && stop;
         } else {
             let name = op_name(&step);
@@ -290,6 +306,7 @@ async fn run_chain(
     call: &CallContext,
     entries: &mut Vec<StepEntry>,
     cursors: &mut Vec<Option<String>>,
+    total: usize,
 ) -> Result<bool> {
     let ops: Vec<BatchOp> = chain.iter().map(|(_, op)| op.clone()).collect();
     let on_error = if stop {
@@ -297,7 +314,12 @@ async fn run_chain(
     } else {
         OnError::Continue
     };
-    let reports = run_ops(server, &ops, on_error, call).await?;
+    let count = Count {
+        what: "running batch",
+        before: entries.len(),
+        total,
+    };
+    let reports = run_ops(server, &ops, on_error, call, count).await?;
     let mut failed = false;
     for ((index, op), report) in chain.into_iter().zip(reports) {
         let name = match op.keys {
@@ -415,7 +437,11 @@ fn summary(steps: Vec<StepEntry>, started: Instant) -> RunBatchEntry {
         })
         .count();
     let failed = steps.len() - succeeded - skipped;
-    let stopped_at = steps.iter().position(|s| !s.ok);
+    // Only a batch that left steps unrun stopped; with on_error continue a
+    // failed step does not stop it.
+    let stopped_at = (skipped > 0)
+        .then(|| steps.iter().position(|s| !s.ok))
+        .flatten();
     RunBatchEntry {
         steps,
         succeeded,

@@ -197,9 +197,10 @@ pub(crate) struct CallContext {
     token: Option<ProgressToken>,
     peer: Peer<RoleServer>,
     cancelled: CancellationToken,
-    /// When the last counted progress notification went out (throttling).
-    /// A std `Mutex`: held for a read and a write, never across an `.await`.
-    last_count: Mutex<Option<tokio::time::Instant>>,
+    /// When the last counted progress notification went out, and its count
+    /// (throttling, and never the same count twice). A std `Mutex`: held for
+    /// a read and a write, never across an `.await`.
+    last_count: Mutex<Option<(tokio::time::Instant, usize)>>,
 }
 
 impl CallContext {
@@ -244,11 +245,13 @@ impl CallContext {
         let now = tokio::time::Instant::now();
         {
             let mut last = self.last_count.lock().unwrap_or_else(|e| e.into_inner());
-            let recent = last.is_some_and(|at| now - at < Duration::from_millis(100));
-            if recent && done < total {
-                return;
+            if let Some((at, count)) = *last {
+                let recent = now - at < Duration::from_millis(100);
+                if done <= count || (recent && done < total) {
+                    return;
+                }
             }
-            *last = Some(now);
+            *last = Some((now, done));
         }
         let param = ProgressNotificationParam::new(token, done as f64)
             .with_total(total as f64)
@@ -270,7 +273,14 @@ impl CallContext {
         tokio::pin!(work);
         loop {
             tokio::select! {
-                output = &mut work => return Ok(output),
+                output = &mut work => {
+                    // The last count may have come with the result itself.
+                    if done.has_changed().unwrap_or(false) {
+                        let count = *done.borrow_and_update();
+                        self.count(what, count, total).await;
+                    }
+                    return Ok(output);
+                }
                 changed = done.changed() => {
                     if changed.is_ok() {
                         let count = *done.borrow_and_update();
