@@ -153,7 +153,7 @@ def test_run_batch_stop_and_continue_around_a_failing_step(server: Server, tmp_p
             assert [s["op"] for s in entries] == ["send_keys", "run_command", "send_keys"], entries
             assert entries[0]["ok"] and entries[0]["error"] is None, entries[0]
             check_shape(client, "send_keys", entries[0]["result"])
-            assert not entries[1]["ok"] and entries[1]["error"], entries[1]
+            assert not entries[1]["ok"] and "not at a shell prompt" in (entries[1]["error"] or ""), entries[1]
             assert entries[1]["result"] is None, entries[1]
             if mode == "stop":
                 assert not entries[2]["ok"], entries[2]
@@ -165,7 +165,30 @@ def test_run_batch_stop_and_continue_around_a_failing_step(server: Server, tmp_p
                 assert entries[2]["ok"] and entries[2]["error"] is None, entries[2]
                 check_shape(client, "send_keys", entries[2]["result"])
                 assert (batch["succeeded"], batch["failed"], batch["skipped"]) == (2, 1, 0), batch
+                assert batch["stopped_at"] is None, batch
                 await exactly(out, b"one;three;")
+
+    server.run(body)
+
+
+def test_run_batch_continue_does_not_report_a_stop(server: Server, tmp_path: Path) -> None:
+    """A step that fails on its arguments at run time (a bad cursor) in
+    continue mode: the steps after it run, and stopped_at stays null as in
+    send_keys_batch (it once named the failed step)."""
+    out = tmp_path / "continue.out"
+
+    async def body(client: WaitClient) -> None:
+        pane = await sink(client, "rb-stopped-at", out)
+        steps = [
+            {"op": "send_keys", "pane": pane, "text": "one;", "enter": False},
+            {"op": "capture_since", "pane": pane, "cursor": "not-a-cursor"},
+            {"op": "send_keys", "pane": pane, "text": "three;", "enter": False},
+        ]
+        batch = await client.ok("run_batch", {"steps": steps, "on_error": "continue"})
+        assert [s["ok"] for s in batch["steps"]] == [True, False, True], batch
+        assert batch["stopped_at"] is None, f"stopped_at {batch['stopped_at']} though all steps ran"
+        assert batch["steps"][1]["error"], batch
+        await exactly(out, b"one;three;")
 
     server.run(body)
 
@@ -230,9 +253,10 @@ def test_validation_errors_name_the_operation_and_nothing_is_sent(server: Server
         assert "1048576" in message or "MiB" in message, message
         assert len(message) < 1_000, f"{len(message)}-character message"
 
-        for count in (0, 101):
+        for count, bound in ((0, "1"), (101, "100")):
             message = await client.err("send_keys_batch", {"operations": ops[:1] * count})
-            assert message.strip(), count
+            assert "operations" in message and bound in message, message
+            assert len(message) < 1_000, f"{len(message)}-character message"
 
         steps = [{"op": "send_keys", "pane": pane, "text": "s;", "enter": False}] * 3
         steps = [*steps, {"op": "send_keys", "pane": pane, "keys": ["Enter", "Entr"]}]
@@ -276,7 +300,7 @@ def test_send_wait_capture_run_batch_returns_the_output(server: Server) -> None:
     server.run(body)
 
 
-def test_run_batch_references_to_later_or_missing_steps_fail_the_step(server: Server) -> None:
+def test_run_batch_reference_to_a_later_step_fails_that_step(server: Server) -> None:
     async def body(client: WaitClient) -> None:
         pane = await bash_pane(client, "refs")
         steps = [
@@ -330,6 +354,8 @@ def test_run_batch_schema_keeps_the_op_tags(server: Server) -> None:
 
 
 def test_100_operation_batch_reports_progress_up_to_100(server: Server, tmp_path: Path) -> None:
+    """The last count is reported too (a fast batch once sent only "16 of 100":
+    the count published with the last reply was dropped)."""
     out = tmp_path / "progress.out"
 
     async def body(client: WaitClient) -> None:
@@ -345,12 +371,59 @@ def test_100_operation_batch_reports_progress_up_to_100(server: Server, tmp_path
         )
         assert not result.is_error, text_of(result)
         assert result.structured_content["succeeded"] == 100, result.structured_content
+
         # Notifications may trail the response a little.
-        await poll(lambda: anyio.sleep(0, progress and progress[-1] == (100, 100)), 2.0, "progress 100 of 100")
+        async def finished() -> bool:
+            return bool(progress) and progress[-1] == (100, 100)
+
+        try:
+            await poll(finished, 1.0, "progress 100 of 100")
+        except AssertionError:
+            raise AssertionError(f"no final 100-of-100 progress; received {progress}") from None
         values = [value for value, _ in progress]
         assert values == sorted(values), f"progress went backwards: {progress}"
         assert all(total == 100 for _, total in progress), progress
         await exactly(out, "".join(f"{i};" for i in range(100)).encode())
+
+    server.run(body)
+
+
+def test_run_batch_progress_counts_steps_and_only_increases(server: Server, tmp_path: Path) -> None:
+    """One count per request: keystroke chains inside run_batch once reported
+    their own "k of <chain length>", so the total changed and the value went
+    back (18 of 35, then 16 of 17), which MCP forbids."""
+    out = tmp_path / "rb-progress.out"
+
+    async def body(client: WaitClient) -> None:
+        pane = await sink(client, "rb-progress", out)
+        progress: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append((value, total, message))
+
+        # A chain of 17, a short wait (its end is reported, past the 100 ms throttle),
+        # then a chain of 17 big pastes that takes long enough to report on its own.
+        steps = (
+            [{"op": "send_keys", "pane": pane, "text": "k;", "enter": False}] * 17
+            + [{"op": "wait_for_text", "pane": pane, "pattern": "never", "timeout_s": 0.15}]
+            + [{"op": "paste_text", "pane": pane, "text": "p" * 60_000, "bracketed": False}] * 17
+        )
+        result = await client.session.call_tool(
+            "run_batch", {"steps": steps}, read_timeout_seconds=10, progress_callback=on_progress
+        )
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["succeeded"] == len(steps), result.structured_content
+
+        async def finished() -> bool:
+            return bool(progress) and progress[-1][0] == len(steps)
+
+        try:
+            await poll(finished, 1.0, "progress of the last step")
+        except AssertionError:
+            raise AssertionError(f"no progress for the last step; received {progress}") from None
+        values = [value for value, _, _ in progress]
+        assert all(a < b for a, b in zip(values, values[1:])), f"progress did not only increase: {progress}"
+        assert {total for _, total, _ in progress} == {len(steps)}, f"totals changed: {progress}"
 
     server.run(body)
 
