@@ -31,6 +31,49 @@ pub fn check_quote_roundtrip(data: &[u8]) {
     }
 }
 
+/// Parses `data` (as UTF-8, lossily) as a key name and as a key sequence:
+/// never a panic, and every key that parses writes at least one byte and
+/// parses again from its canonical name to the same key.
+pub fn check_key_names(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(key) = termpilot_keys::parse_key(&text) {
+        assert!(!key.bytes().is_empty(), "{text:?} parsed to a key with no bytes");
+        let again = termpilot_keys::parse_key(&key.tmux_name());
+        assert_eq!(again.ok(), Some(key), "{text:?}: canonical name {:?}", key.tmux_name());
+    }
+    let _ = termpilot_keys::parse_sequence(&text);
+}
+
+/// Feeds `data` to the terminal-text cleaner and to a journal, whole and in
+/// data-derived chunks: never a panic, the same line view either way, and no
+/// control characters but tab left in the cleaned text.
+pub fn check_terminal_cleaner(data: &[u8]) {
+    let whole = termpilot_journal::clean_text(data);
+    assert!(
+        whole.chars().all(|c| c == '\n' || c == '\t' || !c.is_control()),
+        "control characters left in {whole:?}"
+    );
+    let view = |sizes: &[usize]| {
+        let mut journal = termpilot_journal::Journal::new(termpilot_journal::Limits::default());
+        let mut rest = data;
+        for &size in sizes.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, after) = rest.split_at(size.min(rest.len()));
+            journal.append(chunk);
+            rest = after;
+        }
+        let view = journal.lines(0);
+        assert_eq!(view.lost, 0);
+        let mut shown: Vec<String> = view.lines.into_iter().map(|line| line.text).collect();
+        shown.extend(view.partial);
+        shown
+    };
+    let sizes = chunk_sizes(data);
+    assert_eq!(view(&[usize::MAX]), view(&sizes), "chunk sizes {sizes:?} changed the line view");
+}
+
 /// Chunk sizes from 1 to 16, taken from the data's first bytes so that the fuzzer
 /// explores different splits of the same stream.
 fn chunk_sizes(data: &[u8]) -> Vec<usize> {

@@ -1,7 +1,9 @@
 //! Runs the fuzz checks on a stable toolchain: on the recorded transcripts, on every
 //! prefix of them, and on pseudo-random inputs built from control-mode fragments.
 
-use termpilot_fuzz::{check_control_parser, check_quote_roundtrip};
+use termpilot_fuzz::{
+    check_control_parser, check_key_names, check_quote_roundtrip, check_terminal_cleaner,
+};
 
 const FIXTURES: [&[u8]; 2] = [
     include_bytes!("../../crates/control/tests/fixtures/session.txt"),
@@ -72,4 +74,30 @@ fn random_strings_pass_the_quote_check() {
     }
     check_quote_roundtrip(&(0..=255).collect::<Vec<u8>>());
     check_quote_roundtrip(b"");
+}
+
+#[test]
+fn key_names_pass_the_key_check() {
+    for name in ["C-c", "M-x", "F5", "Up", "C-]", "^A", "Entr", "S-Tab", "é", "", " ", "C-", "M-C-S-Left"] {
+        check_key_names(name.as_bytes());
+    }
+    for seed in 1..200 {
+        check_key_names(&random_stream(seed));
+    }
+}
+
+#[test]
+fn terminal_streams_pass_the_cleaner_check() {
+    let samples: [&[u8]; 4] = [
+        b"\x1b[1;31merror\x1b[0m: boom\r\n",
+        b"progress 10%\rprogress 100%\n",
+        b"\x1b]0;title\x07text\xf0\x9f\xa6\x80\n",
+        b"tab\there\x08\x08x\n",
+    ];
+    for sample in samples {
+        check_terminal_cleaner(sample);
+    }
+    for seed in 1..200 {
+        check_terminal_cleaner(&random_stream(seed));
+    }
 }
