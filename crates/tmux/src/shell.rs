@@ -172,12 +172,7 @@ impl Engine {
             cursor,
             started,
         };
-        self.shared
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .by_id
-            .insert(nonce.clone(), running.clone());
+        self.commands(|commands| commands.by_id.insert(nonce.clone(), running.clone()));
         self.follow(&running, timeout).await
     }
 
@@ -185,13 +180,7 @@ impl Engine {
     /// running.
     pub async fn wait_for_command(&self, id: &str, timeout: Duration) -> Result<CommandReport> {
         let running = self
-            .shared
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .by_id
-            .get(id)
-            .cloned()
+            .commands(|commands| commands.by_id.get(id).cloned())
             .ok_or_else(|| {
                 Error::InvalidArgument(format!(
                     "no running command with id {id:?}; ids come from a run_command that timed out \
@@ -210,12 +199,7 @@ impl Engine {
         loop {
             let progress = self.read_journal(running.pane, |journal| progress(journal, running));
             if progress.exit_code.is_some() {
-                self.shared
-                    .running
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .by_id
-                    .remove(&running.nonce);
+                self.commands(|commands| commands.by_id.remove(&running.nonce));
                 return Ok(report(running, progress));
             }
             tokio::select! {
@@ -242,13 +226,18 @@ impl Engine {
         }
     }
 
-    fn gone(&self, running: &Running) -> Error {
-        self.shared
+    /// Runs `f` on the table of commands left running. A std `Mutex`: `f`
+    /// is a map lookup or update.
+    fn commands<R>(&self, f: impl FnOnce(&mut RunningCommands) -> R) -> R {
+        f(&mut self
+            .shared
             .running
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .by_id
-            .remove(&running.nonce);
+            .unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn gone(&self, running: &Running) -> Error {
+        self.commands(|commands| commands.by_id.remove(&running.nonce));
         Error::NotFound {
             kind: "pane",
             target: running.pane.to_string(),
