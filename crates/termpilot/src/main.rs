@@ -127,8 +127,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn main() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    match run_cli(Cli::parse()) {
+        Ok(code) => code,
+        Err(error) => {
+            // One line with the whole chain of causes, without the backtrace
+            // anyhow would print when RUST_BACKTRACE is set.
+            eprintln!("termpilot: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Commands::Serve(args) => {
             let runtime = tokio::runtime::Builder::new_multi_thread()
