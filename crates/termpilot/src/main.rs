@@ -61,6 +61,11 @@ struct ServeArgs {
     #[arg(long, env = "TERMPILOT_MAX_TOKENS", default_value_t = 20_000)]
     max_tokens: u32,
 
+    /// Megabytes of output kept per pane for waits and capture_since; older
+    /// output is evicted (and reported as lost to a reader that needed it).
+    #[arg(long, env = "TERMPILOT_JOURNAL_MB", default_value_t = 8)]
+    journal_mb: usize,
+
     /// The longest any wait may last, in seconds; longer requests are clamped.
     #[arg(long, env = "TERMPILOT_MAX_WAIT_S", default_value_t = 3_600.0)]
     max_wait_s: f64,
@@ -97,7 +102,9 @@ fn init_logging(filter: &str) -> anyhow::Result<()> {
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(&args.log)?;
     let toolsets = Toolsets::parse(&args.toolsets)?;
-    let config = args.server.engine_config();
+    anyhow::ensure!(args.journal_mb > 0, "--journal-mb must be at least 1");
+    let mut config = args.server.engine_config();
+    config.journal_bytes = args.journal_mb << 20;
     let socket = config.socket.clone();
     let engine = Engine::connect(config)
         .await
