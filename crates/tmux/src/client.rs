@@ -140,12 +140,12 @@ impl ClientHandle {
             waiting.push((call.command, rx));
             batch.push((call, tx));
         }
-        let sent = self.tx.send(Request::Calls(batch)).await.is_ok();
+        let _ = self.tx.send(Request::Calls(batch)).await;
         let mut answers = Vec::with_capacity(waiting.len());
         for (command, rx) in waiting {
             let answer = match rx.await {
                 Ok(answer) => answer,
-                Err(_) => Err(disconnected(command, sent, "the control client stopped")),
+                Err(_) => Err(disconnected(command, "the control client stopped")),
             };
             answers.push(answer);
         }
@@ -158,7 +158,7 @@ impl ClientHandle {
         self.call_many(vec![call])
             .await
             .pop()
-            .unwrap_or_else(|| Err(disconnected(command, false, "no reply")))
+            .unwrap_or_else(|| Err(disconnected(command, "no reply")))
     }
 
     /// Sends a group of commands on one line and waits for the replies of
@@ -166,10 +166,10 @@ impl ClientHandle {
     pub(crate) async fn call_group(&self, group: Group) -> Result<Vec<Answer>> {
         let name = group.parts.first().map_or("", |p| p.0);
         let (tx, rx) = oneshot::channel();
-        let sent = self.tx.send(Request::Group(group, tx)).await.is_ok();
+        let _ = self.tx.send(Request::Group(group, tx)).await;
         match rx.await {
             Ok(answers) => answers,
-            Err(_) => Err(disconnected(name, sent, "the control client stopped")),
+            Err(_) => Err(disconnected(name, "the control client stopped")),
         }
     }
 
@@ -179,7 +179,7 @@ impl ClientHandle {
     }
 }
 
-fn disconnected(command: &str, _sent: bool, reason: &str) -> Error {
+fn disconnected(command: &str, reason: &str) -> Error {
     Error::Disconnected {
         command: command.to_owned(),
         reason: reason.to_owned(),

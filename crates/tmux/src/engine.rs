@@ -411,15 +411,6 @@ impl Engine {
         Ok(self.shared.client_by_id(owner).unwrap_or(client))
     }
 
-    /// Runs calls on `client` in one write, returning each reply.
-    pub(crate) async fn pipeline(
-        &self,
-        client: &ClientHandle,
-        calls: Vec<Call>,
-    ) -> Vec<Result<Answer>> {
-        client.call_many(calls).await
-    }
-
     /// Runs one command on the primary client; a `%error` becomes an error.
     pub async fn command(&self, command: Command) -> Result<Reply> {
         let client = self.primary().await?;

@@ -258,7 +258,7 @@ impl Engine {
                 None,
             )?,
         ];
-        let mut answers = self.pipeline(&client, calls).await.into_iter();
+        let mut answers = client.call_many(calls).await.into_iter();
         let sessions = ok_reply(answers.next().expect("two answers")?)?;
         let clients = ok_reply(answers.next().expect("two answers")?)?;
         let mut control = std::collections::HashMap::<String, u32>::new();
@@ -537,7 +537,7 @@ impl Engine {
             .opt("-t", &target)
             .arg(fields(&["alternate_on", "pane_in_mode", "history_size"]));
         let calls = vec![call(capture, Some(pane))?, call(facts, None)?];
-        let mut answers = self.pipeline(&client, calls).await.into_iter();
+        let mut answers = client.call_many(calls).await.into_iter();
         let captured = answers.next().expect("two answers")?;
         let cursor = captured.cursor.unwrap_or_default();
         let body = ok_reply(captured).map_err(|e| not_found_pane(e, &target))?;
@@ -590,7 +590,7 @@ impl Engine {
             calls.push(call(command, (i == 0).then_some(pane))?);
         }
         let mut cursor = None;
-        for answer in self.pipeline(&client, calls).await {
+        for answer in client.call_many(calls).await {
             let answer = answer?;
             cursor = cursor.or(answer.cursor);
             ok_reply(answer).map_err(|e| not_found_pane(e, &pane.to_string()))?;
