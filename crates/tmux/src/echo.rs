@@ -87,27 +87,20 @@ fn aligned_with_echo(line: &str, start: usize, end: usize, typed: &str, at: usiz
     aligned.then_some(kind)
 }
 
-/// The candidate lines a wait from `since` must discount, given what was
-/// typed and the complete lines (text, end offset) seen between each typed
-/// entry and `since`.
-pub fn candidates(
-    typed: &[Typed],
-    since: u64,
-    lines_before: impl Fn(u64) -> Vec<String>,
-) -> Vec<&str> {
-    let mut out = Vec::new();
-    for entry in typed {
-        let earlier = (entry.offset < since).then(|| lines_before(entry.offset));
-        for candidate in entry.lines() {
-            let seen = earlier
-                .as_ref()
-                .is_some_and(|lines| lines.iter().any(|l| l.contains(candidate)));
-            if !seen {
-                out.push(candidate);
-            }
-        }
-    }
-    out
+/// The lines typed before a wait's baseline that it must still discount:
+/// those whose echo is on none of `lines`, the complete lines that ended
+/// after the text was typed and before the baseline.
+pub fn unechoed<'a>(typed: &'a [Typed], lines: &[termpilot_journal::Line]) -> Vec<&'a str> {
+    typed
+        .iter()
+        .flat_map(|entry| {
+            entry.lines().filter(move |candidate| {
+                !lines
+                    .iter()
+                    .any(|line| line.end > entry.offset && line.text.contains(candidate))
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -159,7 +152,7 @@ mod tests {
     }
 
     #[test]
-    fn candidates_skip_lines_already_echoed_before_the_baseline() {
+    fn typed_lines_already_echoed_are_not_discounted_again() {
         let typed = vec![
             Typed {
                 offset: 10,
@@ -170,10 +163,13 @@ mod tests {
                 text: "echo C".into(),
             },
         ];
-        let before = |from: u64| {
-            assert_eq!(from, 10);
-            vec!["$ echo A".to_owned()]
+        let line = |text: &str, end| termpilot_journal::Line {
+            text: text.into(),
+            end,
         };
-        assert_eq!(candidates(&typed, 40, before), vec!["echo B", "echo C"]);
+        let seen = [line("$ echo A", 30), line("$ echo C", 40)];
+        // "echo C" on a line that ended before it was typed is not its echo.
+        assert_eq!(unechoed(&typed, &seen), vec!["echo B", "echo C"]);
+        assert_eq!(unechoed(&typed[..1], &[]), vec!["echo A", "echo B"]);
     }
 }

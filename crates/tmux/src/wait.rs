@@ -369,36 +369,25 @@ impl Engine {
         })
     }
 
-    /// For each typed entry from before the baseline, the complete lines
-    /// between it and the baseline (to tell whether its echo was seen).
+    /// The lines typed before the baseline whose echo has not shown yet.
     fn lines_before(&self, pane: PaneId, typed: &[Typed], baseline: u64) -> Vec<String> {
         // Echo shows up right after the input: text typed more than a window
         // before the baseline was echoed long ago.
         let window_start = baseline.saturating_sub(TAIL_WINDOW);
-        let earliest = typed
-            .iter()
-            .map(|t| t.offset)
-            .filter(|&o| o < baseline && o >= window_start)
-            .min();
-        let Some(from) = earliest else {
-            return Vec::new();
-        };
-        let lines = self.read_journal(pane, |journal| {
-            journal
-                .lines(from)
-                .lines
-                .into_iter()
-                .filter(|line| line.end <= baseline)
-                .map(|line| line.text)
-                .collect::<Vec<_>>()
-        });
         let recent: Vec<Typed> = typed
             .iter()
-            .filter(|t| t.offset >= window_start)
+            .filter(|t| (window_start..baseline).contains(&t.offset))
             .cloned()
             .collect();
-        let candidates = echo::candidates(&recent, baseline, |_| lines.clone());
-        candidates.into_iter().map(str::to_owned).collect()
+        let Some(from) = recent.iter().map(|t| t.offset).min() else {
+            return Vec::new();
+        };
+        let mut lines = self.read_journal(pane, |journal| journal.lines(from).lines);
+        lines.retain(|line| line.end <= baseline);
+        echo::unechoed(&recent, &lines)
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
     }
 }
 
