@@ -298,7 +298,16 @@ impl Engine {
                 "a full-screen program ({program}) is running"
             )));
         }
-        if let Some(child) = record.parse::<u32>(5).ok().and_then(foreground_child) {
+        let leader = record.parse::<u32>(5).ok().and_then(foreground_leader);
+        if let Some(script) = leader.and_then(command_string) {
+            // `sh -c 'cat'` before it has exec'd cat: tmux names it a shell,
+            // but what is typed goes to the command, never to a prompt.
+            return Ok(Prompt::Busy(format!(
+                "its foreground process runs a command ({script:?}), not an interactive \
+                 shell at its prompt; use send_keys and wait_for_text to talk to it"
+            )));
+        }
+        if let Some(child) = leader.and_then(foreground_child) {
             return Ok(Prompt::Busy(format!(
                 "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
                  wait_for_command for an earlier run_command) or interrupt it with keys [\"C-c\"]"
@@ -402,12 +411,52 @@ fn foreground_child(shell: u32) -> Option<String> {
         .map(|name| name.trim().to_owned())
 }
 
-/// The process group of `pid`, from `/proc/PID/stat` (the name in
-/// parentheses may itself contain spaces and parentheses).
+/// The leader of the terminal's foreground process group, seen from the
+/// pane's first process: the interactive shell when it waits at its prompt
+/// (whether or not the pane's first process is that shell itself).
+fn foreground_leader(pane_pid: u32) -> Option<u32> {
+    stat_field(pane_pid, TPGID).filter(|&group| group > 0)
+}
+
+/// The command string of a shell started with `-c` (as tmux starts the
+/// command of `new-session CMD`), read from `/proc/PID/cmdline`; `None` for
+/// any other process.
+fn command_string(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let mut args = cmdline
+        .split(|&b| b == 0)
+        .map(|arg| String::from_utf8_lossy(arg).into_owned());
+    let program = args.next()?;
+    let name = program.rsplit('/').next().unwrap_or(&program);
+    Shell::from_command(name)?;
+    while let Some(arg) = args.next() {
+        if arg == "--" || !arg.starts_with('-') {
+            return None;
+        }
+        let short = !arg.starts_with("--");
+        if short && arg.contains('c') {
+            return args.next();
+        }
+    }
+    None
+}
+
+/// The process group of `pid`.
 fn process_group(pid: u32) -> Option<u32> {
+    stat_field(pid, PGRP)
+}
+
+/// Fields of `/proc/PID/stat`, counted from the one after the name.
+const PGRP: usize = 2;
+const TPGID: usize = 5;
+
+/// A numeric field of `/proc/PID/stat` (the name in parentheses before the
+/// fields may itself contain spaces and parentheses).
+fn stat_field(pid: u32, field: usize) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let fields = &stat[stat.rfind(')')? + 1..];
-    fields.split_whitespace().nth(2)?.parse().ok()
+    let value: i64 = fields.split_whitespace().nth(field)?.parse().ok()?;
+    u32::try_from(value).ok()
 }
 
 /// A random 64-bit hex nonce, from the standard library's per-process random
@@ -445,6 +494,35 @@ mod tests {
         let _ = shell.wait();
         assert_eq!(child.as_deref(), Some("sleep"));
         assert_eq!(foreground_child(u32::MAX), None);
+    }
+
+    #[test]
+    fn tells_a_command_string_from_an_interactive_shell() {
+        let mut shell = std::process::Command::new("sh")
+            .args(["-ec", "sleep 5; true"])
+            .spawn()
+            .expect("sh runs");
+        // Until the forked child has exec'd sh, its command line is ours.
+        let mut script = None;
+        for _ in 0..100 {
+            script = command_string(shell.id());
+            if script.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let mut sleep = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep runs");
+        let not_a_shell = command_string(sleep.id());
+        for child in [&mut shell, &mut sleep] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert_eq!(script.as_deref(), Some("sleep 5; true"));
+        assert_eq!(not_a_shell, None);
+        assert_eq!(command_string(u32::MAX), None);
     }
 
     #[test]
