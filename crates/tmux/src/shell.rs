@@ -299,18 +299,18 @@ impl Engine {
             )));
         }
         let leader = record.parse::<u32>(5).ok().and_then(foreground_leader);
+        if let Some(child) = leader.and_then(foreground_child) {
+            return Ok(Prompt::Busy(format!(
+                "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
+                 wait_for_command for an earlier run_command) or interrupt it with keys [\"C-c\"]"
+            )));
+        }
         if let Some(script) = leader.and_then(command_string) {
             // `sh -c 'cat'` before it has exec'd cat: tmux names it a shell,
             // but what is typed goes to the command, never to a prompt.
             return Ok(Prompt::Busy(format!(
                 "its foreground process runs a command ({script:?}), not an interactive \
                  shell at its prompt; use send_keys and wait_for_text to talk to it"
-            )));
-        }
-        if let Some(child) = leader.and_then(foreground_child) {
-            return Ok(Prompt::Busy(format!(
-                "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
-                 wait_for_command for an earlier run_command) or interrupt it with keys [\"C-c\"]"
             )));
         }
         Ok(match Shell::from_command(program) {

@@ -128,3 +128,24 @@ async fn run_command_refuses_a_repl() {
     assert!(matches!(err, Error::NotAtPrompt { .. }), "{err}");
     assert!(err.to_string().contains("cat"), "{err}");
 }
+
+#[tokio::test]
+async fn run_command_refuses_a_shell_running_a_command_string() {
+    // `sh -c 'read line; cat'` waits in its `read` builtin with no child:
+    // tmux calls the pane's program `sh`, yet nothing typed reaches a prompt.
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let created = engine
+        .create_session(&NewSession {
+            command: Some("read line; cat".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    let err = engine
+        .run_command(created.pane, "echo hi", Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotAtPrompt { .. }), "{err}");
+    assert!(err.to_string().contains("read line; cat"), "{err}");
+}
