@@ -1,10 +1,11 @@
 //! `termpilot run`: runs a command interactively in a PTY behind the user's terminal,
 //! with key bindings the command never sees.
 //!
-//! With `--detachable` the command runs in a new session of termpilot's tmux server and
-//! the PTY's child is `tmux attach` to it: a `detach` binding ends the attach, and the
-//! command keeps running in its pane, where an agent can reach it over MCP. A plain PTY
-//! child cannot be moved into tmux afterwards, so `detach` needs `--detachable`.
+//! With a `detach` binding (or `--detachable`) the command runs in a new session of
+//! termpilot's tmux server and the PTY's child is `tmux attach` to it: `detach` ends the
+//! attach, and the command keeps running in its pane, where an agent can reach it over
+//! MCP. A plain PTY child cannot be moved into tmux afterwards, so the choice is made
+//! before the command starts.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
@@ -25,8 +26,8 @@ pub struct RunArgs {
     /// Bind a key sequence to an action, as SEQ=ACTION (repeatable). SEQ is tmux key
     /// names, space-separated for a sequence: "C-c", "M-c", "C-]", "Escape", "F5",
     /// "C-x C-c". ACTION is interrupt (SIGINT to the foreground job), terminate (SIGTERM,
-    /// then SIGKILL after 2 s), event:NAME (a JSON line on --events) or detach (needs
-    /// --detachable). Bound keys never reach the command.
+    /// then SIGKILL after 2 s), event:NAME (a JSON line on --events) or detach (which
+    /// implies --detachable). Bound keys never reach the command.
     #[arg(long = "bind", value_name = "SEQ=ACTION", value_parser = check_binding)]
     bindings: Vec<String>,
 
@@ -42,8 +43,9 @@ pub struct RunArgs {
     events: Option<String>,
 
     /// Run the command in a new session of termpilot's tmux server and attach to it, so
-    /// that a detach binding leaves it running there. The command then gets the tmux
-    /// server's environment (the current directory is kept).
+    /// that a detach binding leaves it running there (a detach binding implies this).
+    /// The command then gets the tmux server's environment (the current directory is
+    /// kept).
     #[arg(long)]
     detachable: bool,
 
@@ -63,7 +65,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let terminal = Terminal::stdio().context("cannot use standard input/output")?;
     // Everything that can fail is checked before a tmux session is created.
     let options = Options::from_args(&args)?;
-    let tmux = args.detachable.then(|| TmuxSession::new(&args));
+    let tmux = options.detachable.then(|| TmuxSession::new(&args));
     let builder = match &tmux {
         Some(tmux) => tmux.start(&args.command, &terminal)?,
         None => Session::builder(command(&args.command)),
@@ -93,6 +95,8 @@ struct Options {
     bindings: Vec<(Vec<Key>, Action)>,
     events: Option<Box<dyn Write + Send>>,
     escape_timeout: Duration,
+    /// The command runs in termpilot's tmux server, so that it can be left there.
+    detachable: bool,
 }
 
 impl Options {
@@ -102,13 +106,10 @@ impl Options {
             .iter()
             .map(|spec| parse_binding(spec))
             .collect::<Result<_, _>>()?;
-        if !args.detachable && bindings.iter().any(|(_, a)| matches!(a, Action::Detach)) {
-            bail!(
-                "detach needs --detachable: a command on termpilot's own PTY cannot be moved \
-                 into tmux later, so --detachable starts it in a tmux session from the outset"
-            );
-        }
+        let detachable =
+            args.detachable || bindings.iter().any(|(_, a)| matches!(a, Action::Detach));
         Ok(Options {
+            detachable,
             bindings,
             events: args.events.as_deref().map(open_events).transpose()?,
             escape_timeout: Duration::from_millis(args.escape_timeout_ms),

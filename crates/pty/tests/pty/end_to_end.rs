@@ -45,7 +45,7 @@ fn termpilot_run_exits_with_the_child_status() {
 }
 
 #[test]
-fn termpilot_run_detachable_leaves_the_command_in_a_tmux_pane() {
+fn termpilot_run_with_a_detach_binding_leaves_the_command_in_a_tmux_pane() {
     let Some(bin) = binary() else { return };
     if Command::new("tmux").arg("-V").output().is_err() {
         eprintln!("no tmux: skipping the detach test");
@@ -53,15 +53,8 @@ fn termpilot_run_detachable_leaves_the_command_in_a_tmux_pane() {
     }
     let socket = format!("termpilot-pty-test-{}", std::process::id());
     let mut run = Command::new(&bin);
-    run.args([
-        "run",
-        "--detachable",
-        "-L",
-        &socket,
-        "--bind",
-        "C-]=detach",
-        "--",
-    ]);
+    // A detach binding implies --detachable.
+    run.args(["run", "-L", &socket, "--bind", "C-]=detach", "--"]);
     run.args(["sh", "-c", "printf 'READY\\n'; exec sleep 30"]);
     let tmux = TmuxServer(socket);
     let mut terminal = OuterTerminal::start(run);
