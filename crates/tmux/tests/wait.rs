@@ -179,24 +179,33 @@ async fn idle_comes_after_the_output_stops() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
     let pane = engine.resolve_pane("%0").await.unwrap();
-    engine
+    let cursor = engine
         .send_input(
             pane,
-            &line("for i in 1 2 3 4; do echo tick; sleep 0.1; done"),
+            &line("for i in 1 2 3 4; do echo tick-$i; sleep 0.1; done"),
         )
         .await
         .unwrap();
-    let started = std::time::Instant::now();
+    let first = engine
+        .wait_for_text(pane, &wait_for("tick-1", Some(cursor), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(first.outcome, Outcome::Matched);
+    // The ticks come 0.1 s apart, so 0.3 s of quiet can only come after the last.
     let report = engine
         .wait_for_idle(pane, Duration::from_millis(300), LIMIT)
         .await
         .unwrap();
     assert_eq!(report.outcome, Outcome::Idle);
-    assert!(
-        started.elapsed() >= Duration::from_millis(600),
-        "{:?}",
-        started.elapsed()
-    );
+    let ticks: Vec<String> = engine.read_journal(pane, |journal| {
+        let view = journal.lines(cursor);
+        view.lines
+            .into_iter()
+            .map(|line| line.text)
+            .filter(|text| text.starts_with("tick-"))
+            .collect()
+    });
+    assert_eq!(ticks, ["tick-1", "tick-2", "tick-3", "tick-4"]);
 }
 
 #[tokio::test]
