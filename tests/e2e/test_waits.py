@@ -377,7 +377,9 @@ def test_wait_for_idle_returns_after_the_output_stops(server: Server) -> None:
     async def body(client: WaitClient) -> None:
         pane = await bash_pane(client, "idle")
         sent = time.monotonic()
-        await send(client, pane, "for i in $(seq 1 12); do echo tick-$i; sleep 0.05; done")
+        cursor = await send(client, pane, "for i in $(seq 1 12); do echo tick-$i; sleep 0.05; done")
+        # Once the loop prints, it never pauses for 0.3 s until it is done.
+        assert (await wait_text(client, pane, "tick-1", since=cursor, timeout_s=10))["outcome"] == "matched"
         result = await client.ok("wait_for_idle", {"pane": pane, "quiet_ms": 300, "timeout_s": 10})
         assert result["outcome"] == "idle", result
         assert result["elapsed_s"] >= 0.3, result
