@@ -474,6 +474,18 @@ fn nonce() -> String {
 mod tests {
     use super::*;
 
+    /// The first `Some` from `probe`, polled for up to five seconds.
+    fn eventually<T>(mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let found = probe();
+            if found.is_some() || Instant::now() >= deadline {
+                return found;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     #[test]
     fn finds_a_foreground_child_of_a_shell() {
         let mut shell = std::process::Command::new("sh")
@@ -481,15 +493,8 @@ mod tests {
             .spawn()
             .expect("sh runs");
         let pid = shell.id();
-        let mut child = None;
-        for _ in 0..100 {
-            // Until sh has exec'd sleep, the child is still called sh.
-            child = foreground_child(pid);
-            if child.as_deref() == Some("sleep") {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        // Until sh has exec'd sleep, the child is still called sh.
+        let child = eventually(|| foreground_child(pid).filter(|name| name == "sleep"));
         let _ = shell.kill();
         let _ = shell.wait();
         assert_eq!(child.as_deref(), Some("sleep"));
@@ -503,14 +508,7 @@ mod tests {
             .spawn()
             .expect("sh runs");
         // Until the forked child has exec'd sh, its command line is ours.
-        let mut script = None;
-        for _ in 0..100 {
-            script = command_string(shell.id());
-            if script.is_some() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let script = eventually(|| command_string(shell.id()));
         let mut sleep = std::process::Command::new("sleep")
             .arg("5")
             .spawn()

@@ -110,13 +110,14 @@ async fn a_signalled_channel_is_told_apart_from_a_dead_server() {
     assert_eq!(ended, ChannelOutcome::ServerExited);
 }
 
-#[tokio::test]
-async fn run_command_refuses_a_repl() {
+/// Starts a session running `command` and checks that run_command refuses
+/// it, naming `named`.
+async fn refuses_run_command_in(command: &str, named: &str) {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
     let created = engine
         .create_session(&NewSession {
-            command: Some("cat".into()),
+            command: Some(command.into()),
             ..NewSession::default()
         })
         .await
@@ -126,26 +127,17 @@ async fn run_command_refuses_a_repl() {
         .await
         .unwrap_err();
     assert!(matches!(err, Error::NotAtPrompt { .. }), "{err}");
-    assert!(err.to_string().contains("cat"), "{err}");
+    assert!(err.to_string().contains(named), "{err}");
+}
+
+#[tokio::test]
+async fn run_command_refuses_a_repl() {
+    refuses_run_command_in("cat", "cat").await;
 }
 
 #[tokio::test]
 async fn run_command_refuses_a_shell_running_a_command_string() {
     // `sh -c 'read line; cat'` waits in its `read` builtin with no child:
     // tmux calls the pane's program `sh`, yet nothing typed reaches a prompt.
-    let tmux = TestTmux::new();
-    let engine = connect(&tmux).await;
-    let created = engine
-        .create_session(&NewSession {
-            command: Some("read line; cat".into()),
-            ..NewSession::default()
-        })
-        .await
-        .unwrap();
-    let err = engine
-        .run_command(created.pane, "echo hi", Duration::from_secs(5))
-        .await
-        .unwrap_err();
-    assert!(matches!(err, Error::NotAtPrompt { .. }), "{err}");
-    assert!(err.to_string().contains("read line; cat"), "{err}");
+    refuses_run_command_in("read line; cat", "read line; cat").await;
 }
