@@ -349,6 +349,37 @@ def test_run_command_leaves_no_wrapper_in_history(server: Server) -> None:
     server.run(body)
 
 
+def test_screens_show_run_command_lines_as_typed(server: Server) -> None:
+    """The shell echoes run_command's wrapper; what tools show is the bare command."""
+
+    async def body(client: WaitClient) -> None:
+        pane = await bash_pane(client, "screens")
+        cursor = (await client.ok("wait_for_idle", {"pane": pane, "quiet_ms": 100, "timeout_s": 5}))["cursor"]
+        await run(client, pane, "echo one; echo two")
+        await run(client, pane, "for i in 1 2; do\n echo loop-$i\ndone")
+        await at_prompt(client, pane)
+        expected = [
+            f"{PROMPT}echo one; echo two",
+            "one",
+            "two",
+            f"{PROMPT}for i in 1 2; do",
+            ">  echo loop-$i",
+            "> done",
+            "loop-1",
+            "loop-2",
+            PROMPT.rstrip(),
+        ]
+        screen = (await client.capture(pane)).splitlines()
+        assert screen[-len(expected) :] == expected, screen
+        since = (await client.ok("capture_since", {"pane": pane, "cursor": cursor}))["text"]
+        # The cursor was taken after the first prompt, so the text starts after it.
+        since_lines = [line.rstrip() for line in since.splitlines()]
+        assert since_lines == ["echo one; echo two", *expected[1:]], since
+        assert "7770" not in since and "__termpilot" not in since, since
+
+    server.run(body)
+
+
 @pytest.mark.parametrize("command", ["/usr/bin/python3 -q", "exec /usr/bin/python3 -q"])
 def test_run_command_refuses_a_pane_not_at_a_shell_prompt(server: Server, command: str) -> None:
     """Without `exec`, tmux's `sh -c` stays the pane's foreground process and

@@ -33,12 +33,6 @@ impl TermpilotServer {
         self.fit(termpilot_render::plan(text, budget))
     }
 
-    /// Renders raw terminal output within `budget` (control sequences
-    /// stripped, redraws collapsed), keeping the full text when cut.
-    pub(crate) fn fit_terminal(&self, bytes: &[u8], budget: &Budget) -> Result<Fitted, String> {
-        self.fit(termpilot_render::plan_terminal(bytes, budget))
-    }
-
     fn fit(&self, plan: Plan<'_>) -> Result<Fitted, String> {
         let id = if plan.is_truncated() {
             let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());

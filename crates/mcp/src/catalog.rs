@@ -156,7 +156,8 @@ pub(crate) const SPECS: &[Spec] = &[
             its exit code and only its own output (no prompt, no echoed command), cut to a \
             budget. Needs a shell at its prompt; for a REPL or a full-screen program use \
             send_keys and wait_for_text. On timeout the command keeps running and the result \
-            carries a command_id for wait_for_command.",
+            carries a command_id for wait_for_command. Screens and captures show the command \
+            line as typed, without the markers termpilot wraps around it.",
         toolset: Toolset::Input,
         effect: Effect::Runs,
         input: input::<RunCommandParams>,

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use termpilot_tmux::{
     Input, NewSession, NewWindow, PaneId, PaneScope, Scrollback, Split, SplitDirection,
+    hide_wrappers,
 };
 
 use crate::params::*;
@@ -214,7 +215,8 @@ pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePanePa
         .await
         .map_err(engine_error)?;
     let budget = server.budget(params.max_tokens, None);
-    let rendered = server.fit_text(&capture.lines.join("\n"), &budget)?;
+    let screen = capture.lines.join("\n");
+    let rendered = server.fit_text(&hide_wrappers(&screen), &budget)?;
     let entry = CaptureEntry {
         pane: pane.to_string(),
         text: rendered.text.clone(),
@@ -365,7 +367,8 @@ pub(crate) async fn capture_since(server: &TermpilotServer, params: CaptureSince
         (read.bytes.into_owned(), read.lost)
     });
     let budget = server.budget(params.max_tokens, None);
-    let fitted = server.fit_terminal(&bytes, &budget)?;
+    let text = termpilot_journal::clean_text(&bytes);
+    let fitted = server.fit_text(&hide_wrappers(&text), &budget)?;
     let entry = SinceEntry {
         pane: pane.to_string(),
         text: fitted.text.clone(),

@@ -2,7 +2,9 @@
 
 use std::time::Instant;
 
-use termpilot_tmux::{ChannelOutcome, CommandReport, Needle, Outcome, TextWait, WaitReport};
+use termpilot_tmux::{
+    ChannelOutcome, CommandReport, Needle, Outcome, TextWait, WaitReport, hide_wrappers,
+};
 
 use crate::handlers::{cursor_offset, engine_error, pane};
 use crate::params::*;
@@ -99,7 +101,8 @@ fn wait_done(
     max_tokens: Option<u32>,
 ) -> Result<Done> {
     let budget = server.budget(max_tokens, Some(TAIL_TOKENS));
-    let tail = server.fit_text(&report.tail.join("\n"), &budget)?;
+    let tail = report.tail.join("\n");
+    let tail = server.fit_text(&hide_wrappers(&tail), &budget)?;
     let found = report.found.as_ref();
     let entry = WaitEntry {
         pane: pane.to_string(),

@@ -49,7 +49,7 @@ pub use ops::{
     Capture, Created, Input, Killed, NewSession, NewWindow, PaneInfo, PaneScope, Scrollback,
     SessionInfo, Split, SplitDirection,
 };
-pub use shell::{CommandReport, Shell};
+pub use shell::{CommandReport, Shell, hide_wrappers};
 pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::Needle;
 pub use wait::{Found, Outcome, TextWait, WaitReport};

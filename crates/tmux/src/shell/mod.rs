@@ -40,6 +40,9 @@ use crate::error::{Error, Result};
 use crate::format::{Record, fields};
 use crate::ops::Input;
 
+mod wrapper;
+pub use wrapper::{hide_wrappers, wrapper};
+
 /// How long a shell that is not (yet) at its prompt gets to get there.
 const PROMPT_GRACE: Duration = Duration::from_millis(1500);
 
@@ -76,31 +79,6 @@ impl Shell {
             _ => None,
         }
     }
-}
-
-/// The text typed into the shell for `command` with `nonce`.
-pub fn wrapper(shell: Shell, command: &str, nonce: &str) -> String {
-    let start = format!("printf '\\033]7770;{nonce};start\\007'");
-    let end = |status: &str| format!("printf '\\033]7770;{nonce};%s\\007' \"{status}\"");
-    match shell {
-        // `history -s` replaces the newest entry (this wrapper) with the
-        // command line alone; the `case` makes sure that entry is ours. The
-        // end marker comes last, so the shell is back at its prompt right
-        // after it.
-        Shell::Bash => format!(
-            "{{ {start}; {command}\n}}; __termpilot_status=$?; case \"$(HISTTIMEFORMAT= history 1)\" \
-             in *{nonce}*) history -s -- {quoted};; esac; {end_marker}; unset __termpilot_status",
-            quoted = single_quoted(command),
-            end_marker = end("$__termpilot_status"),
-        ),
-        Shell::Zsh => format!(" {{ {start}; {command}\n}}; {}", end("$?")),
-        Shell::Posix => format!("{{ {start}; {command}\n}}; {}", end("$?")),
-    }
-}
-
-/// `text` as one single-quoted shell word.
-fn single_quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// What a finished (or still running) command produced so far.
@@ -529,22 +507,6 @@ mod tests {
         assert_eq!(Shell::from_command("zsh"), Some(Shell::Zsh));
         assert_eq!(Shell::from_command("dash"), Some(Shell::Posix));
         assert_eq!(Shell::from_command("python3"), None);
-    }
-
-    #[test]
-    fn wrapper_quotes_the_command_for_history() {
-        let text = wrapper(Shell::Bash, "echo 'it''s' # note", "tpabc");
-        let start = "{ printf '\\033]7770;tpabc;start\\007'; echo 'it''s' # note\n}; ";
-        assert!(text.starts_with(start), "{text}");
-        assert!(
-            text.ends_with("\"$__termpilot_status\"; unset __termpilot_status"),
-            "{text}"
-        );
-        assert!(
-            text.contains("history -s -- 'echo '\\''it'\\'''\\''s'\\'' # note'"),
-            "{text}"
-        );
-        assert!(wrapper(Shell::Zsh, "ls", "n").starts_with(" { printf"));
     }
 
     #[test]

@@ -1,0 +1,186 @@
+//! The wrapper `run_command` types around a command line, and how it is
+//! hidden again when a screen or the journal is shown.
+//!
+//! The shell echoes the wrapper like anything typed at its prompt, so a
+//! screen would show the markers and, in bash, the history fix-up around
+//! every command. [`hide_wrappers`] turns that echo back into the command
+//! line as the agent wrote it, the way a person would have typed it.
+
+use std::borrow::Cow;
+
+use super::Shell;
+
+/// What every marker `printf` in the echo starts with.
+const MARK: &str = "printf '\\033]7770;";
+/// Ends the start marker's `printf` and the `{` group's first command.
+const START_END: &str = ";start\\007'; ";
+/// Only in bash's tail: the line that begins the history fix-up.
+const BASH_TAIL: &str = "}; __termpilot_status=$?; case \"$(HISTTIMEFORMAT= history 1)\" in *";
+/// In every shell's tail: the end marker's format and its argument.
+const END_MARK: &str = ";%s\\007' \"";
+
+/// The text typed into the shell for `command` with `nonce`.
+pub fn wrapper(shell: Shell, command: &str, nonce: &str) -> String {
+    let start = format!("{MARK}{nonce}{START_END}");
+    let end = |status: &str| format!("{MARK}{nonce}{END_MARK}{status}\"");
+    match shell {
+        // `history -s` replaces the newest entry (this wrapper) with the
+        // command line alone; the `case` makes sure that entry is ours. The
+        // end marker comes last, so the shell is back at its prompt right
+        // after it.
+        Shell::Bash => format!(
+            "{{ {start}{command}\n{BASH_TAIL}{nonce}*) history -s -- {quoted};; esac; \
+             {end_marker}; unset __termpilot_status",
+            quoted = single_quoted(command),
+            end_marker = end("$__termpilot_status"),
+        ),
+        Shell::Zsh => format!(" {{ {start}{command}\n}}; {}", end("$?")),
+        Shell::Posix => format!("{{ {start}{command}\n}}; {}", end("$?")),
+    }
+}
+
+/// `text` as one single-quoted shell word.
+fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// `text` (a screen, or cleaned journal text) with the echo of every
+/// `run_command` wrapper reduced to the command line itself: the start
+/// marker in front of the command is cut out, and the lines of the tail
+/// after it (the closing brace, bash's history fix-up, the end marker) are
+/// left out. Text without a wrapper comes back as it is.
+///
+/// A tail whose first line scrolled away still loses its last line (the one
+/// with the end marker); a tail whose end has not been echoed yet runs to
+/// the end of the text.
+pub fn hide_wrappers(text: &str) -> Cow<'_, str> {
+    if !text.contains(MARK) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len());
+    let mut in_tail = false;
+    for line in text.split_inclusive('\n') {
+        let ends_tail = is_tail_end(line);
+        if in_tail || line.contains(BASH_TAIL) {
+            in_tail = !ends_tail;
+            continue;
+        }
+        if ends_tail {
+            continue;
+        }
+        push_without_starts(&mut shown, line);
+    }
+    if !text.ends_with('\n') && shown.ends_with('\n') {
+        shown.pop();
+    }
+    Cow::Owned(shown)
+}
+
+/// Whether `line` holds an end marker's `printf` (with a nonce in it).
+fn is_tail_end(line: &str) -> bool {
+    line.match_indices(MARK).any(|(at, _)| {
+        nonce_len(&line[at + MARK.len()..])
+            .is_some_and(|n| line[at + MARK.len() + n..].starts_with(END_MARK))
+    })
+}
+
+/// Pushes `line` with every `{ printf '\033]7770;NONCE;start\007'; ` cut out
+/// (and the extra space zsh's wrapper puts before the brace).
+fn push_without_starts(shown: &mut String, mut line: &str) {
+    while let Some(at) = line.find(MARK) {
+        let after = &line[at + MARK.len()..];
+        let start = nonce_len(after)
+            .filter(|&n| after[n..].starts_with(START_END))
+            .map(|n| at + MARK.len() + n + START_END.len());
+        let (Some(end), Some(brace)) = (start, line[..at].strip_suffix("{ ")) else {
+            shown.push_str(&line[..at + MARK.len()]);
+            line = after;
+            continue;
+        };
+        let kept = brace
+            .strip_suffix("  ")
+            .map_or(brace, |b| &brace[..b.len() + 1]);
+        shown.push_str(kept);
+        line = &line[end..];
+    }
+    shown.push_str(line);
+}
+
+/// The length of the nonce (`tp` and hex digits) at the start of `text`.
+fn nonce_len(text: &str) -> Option<usize> {
+    let digits = text.strip_prefix("tp")?;
+    let n = digits.bytes().take_while(u8::is_ascii_hexdigit).count();
+    (n > 0).then_some(2 + n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How a shell shows `typed` after `prompt`: continuation lines get `> `.
+    fn echoed(prompt: &str, typed: &str) -> String {
+        let mut screen = String::from(prompt);
+        screen.push_str(&typed.replace('\n', "\n> "));
+        screen.push('\n');
+        screen
+    }
+
+    #[test]
+    fn wrapper_quotes_the_command_for_history() {
+        let text = wrapper(Shell::Bash, "echo 'it''s' # note", "tpabc");
+        let start = "{ printf '\\033]7770;tpabc;start\\007'; echo 'it''s' # note\n}; ";
+        assert!(text.starts_with(start), "{text}");
+        assert!(
+            text.ends_with("\"$__termpilot_status\"; unset __termpilot_status"),
+            "{text}"
+        );
+        assert!(
+            text.contains("history -s -- 'echo '\\''it'\\'''\\''s'\\'' # note'"),
+            "{text}"
+        );
+        assert!(wrapper(Shell::Zsh, "ls", "n").starts_with(" { printf"));
+    }
+
+    #[test]
+    fn shows_each_shells_wrapper_as_the_bare_command() {
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Posix] {
+            for command in [
+                "make test",
+                "for i in 1 2; do\n echo $i\ndone",
+                "echo 'a''b' # c",
+            ] {
+                let typed = wrapper(shell, command, "tp0123456789abcdef");
+                let screen = format!("{}out 1\nout 2\n$ ", echoed("$ ", &typed));
+                let expected = format!("{}out 1\nout 2\n$ ", echoed("$ ", command));
+                assert_eq!(hide_wrappers(&screen), expected, "{shell:?} {command:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn keeps_text_without_a_wrapper_and_forged_pieces() {
+        let plain = "$ ls\nfile\n";
+        assert!(matches!(hide_wrappers(plain), Cow::Borrowed(_)));
+        // A program printing the marker's text without a nonce, or without
+        // the brace before it, is output like any other.
+        let forged =
+            "printf '\\033]7770;start\\007'; x\nsay { printf '\\033]7770;nonce;start\\007'; y\n";
+        assert_eq!(hide_wrappers(forged), forged);
+    }
+
+    #[test]
+    fn a_tail_cut_at_either_end_is_still_hidden() {
+        let typed = wrapper(Shell::Bash, "a\nb", "tpfeed");
+        let screen = echoed("$ ", &typed);
+        let lines: Vec<&str> = screen.lines().collect();
+        // The screen starts inside the tail: only its last line goes.
+        let top_cut = lines[3..].join("\n");
+        assert_eq!(
+            hide_wrappers(&top_cut),
+            lines[3..lines.len() - 1].join("\n")
+        );
+        // The tail is still being echoed: it runs to the end.
+        let bottom_cut = lines[..3].join("\n");
+        assert_eq!(hide_wrappers(&bottom_cut), "$ a\n> b");
+    }
+}
