@@ -183,4 +183,36 @@ mod tests {
         let bottom_cut = lines[..3].join("\n");
         assert_eq!(hide_wrappers(&bottom_cut), "$ a\n> b");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_wrapped_command_shows_as_typed(
+            command in "[ -~\n]{0,80}",
+            output in "[ -~\n]{0,80}",
+            // Prompts end in one space: zsh's wrapper adds a second one.
+            prompt in "[ -~]{0,12}[#$%>] ",
+            shell in proptest::sample::select(vec![Shell::Bash, Shell::Zsh, Shell::Posix]),
+        ) {
+            let typed = wrapper(shell, &command, "tp0123456789abcdef");
+            let screen = format!("{}{output}", echoed(&prompt, &typed));
+            let expected = format!("{}{output}", echoed(&prompt, &command));
+            proptest::prop_assume!(!expected.contains(MARK) && !expected.contains("}; __termpilot"));
+            proptest::prop_assert_eq!(hide_wrappers(&screen), expected);
+        }
+
+        #[test]
+        fn hiding_only_ever_removes_text(pieces in proptest::collection::vec(piece(), 0..40)) {
+            let text = pieces.concat();
+            let shown = hide_wrappers(&text);
+            proptest::prop_assert!(shown.len() <= text.len());
+        }
+    }
+
+    /// Pieces of wrappers and other text, to shuffle into near-wrappers.
+    fn piece() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "{ ", "  ", MARK, START_END, END_MARK, BASH_TAIL, "tp", "tp0a", "tpz", "\n", "x", "é",
+            "$?\"", "\"",
+        ])
+    }
 }
