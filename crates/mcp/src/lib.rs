@@ -9,6 +9,7 @@
 //! - `validate`: arguments checked against the published schemas.
 //! - `handlers`: one function per tool.
 //! - [`server`]: the rmcp `ServerHandler` and stdio serving.
+//! - [`http`]: serving over streamable HTTP, with a bearer token.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -25,6 +26,7 @@ mod batches;
 mod budget;
 mod catalog;
 mod handlers;
+pub mod http;
 pub mod params;
 pub mod results;
 pub mod server;

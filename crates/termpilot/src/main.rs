@@ -11,8 +11,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use server_args::ServerSelection;
+use termpilot_mcp::http::{self, HttpOptions};
 use termpilot_mcp::{ServerOptions, TermpilotServer, Toolsets};
 use termpilot_tmux::Engine;
+use tokio_util::sync::CancellationToken;
 
 /// Real terminals for AI agents: an MCP server over tmux.
 ///
@@ -29,7 +31,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Commands {
-    /// Serve MCP over stdio (register this command with your MCP client).
+    /// Serve MCP over stdio (register this command with your MCP client), or over
+    /// HTTP with --http.
     Serve(ServeArgs),
     /// Run a program interactively in a PTY, with key sequences (such as
     /// Ctrl+C or Alt+C) intercepted before they reach it.
@@ -83,6 +86,34 @@ struct ServeArgs {
     #[arg(long, env = "TERMPILOT_KEPT_OUTPUT_MB", default_value_t = 256)]
     kept_output_mb: u64,
 
+    /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio, e.g.
+    /// 127.0.0.1:8787 (port 0 picks a free one; the address is printed on stderr).
+    /// Every request needs the bearer token (--http-token).
+    #[arg(long, env = "TERMPILOT_HTTP", value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+
+    /// The bearer token HTTP clients must send (Authorization: Bearer TOKEN). Default:
+    /// a random one, printed on stderr at start-up. Prefer the environment variable:
+    /// other users can read a command line.
+    #[arg(
+        long,
+        env = "TERMPILOT_HTTP_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    http_token: Option<String>,
+
+    /// A host name HTTP requests may name in their Host header besides localhost,
+    /// 127.0.0.1 and ::1 (needed to serve on another address; repeatable).
+    #[arg(long = "http-allow-host", value_name = "HOST")]
+    http_allowed_hosts: Vec<String>,
+
+    /// A browser origin allowed to call the HTTP server besides the loopback ones, as
+    /// scheme://host:port (":*" for any port; repeatable). Requests without an Origin
+    /// header need only the token.
+    #[arg(long = "http-allow-origin", value_name = "ORIGIN")]
+    http_allowed_origins: Vec<String>,
+
     /// Log filter for stderr, e.g. "info" or "termpilot_tmux=debug".
     #[arg(long, env = "TERMPILOT_LOG", default_value = "warn")]
     log: String,
@@ -103,14 +134,26 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(&args.log)?;
     let toolsets = Toolsets::parse(&args.toolsets)?;
     anyhow::ensure!(args.journal_mb > 0, "--journal-mb must be at least 1");
+    anyhow::ensure!(args.max_wait_s > 0.0, "--max-wait-s must be positive");
+    if let Some(token) = &args.http_token {
+        // A blank token would let anyone in.
+        anyhow::ensure!(
+            !token.is_empty() && !token.contains(char::is_whitespace),
+            "--http-token (TERMPILOT_HTTP_TOKEN) must be non-empty, without spaces"
+        );
+    }
+    // Taken before tmux is started, so that a busy port fails start-up at once.
+    let listener = match args.http {
+        Some(address) => Some(http::bind(address).await?),
+        None => None,
+    };
     let mut config = args.server.engine_config();
     config.journal_bytes = args.journal_mb << 20;
     let socket = config.socket.clone();
     let engine = Engine::connect(config)
         .await
         .with_context(|| format!("cannot start the tmux connection ({socket})"))?;
-    tracing::info!(%socket, %toolsets, "serving MCP on stdio");
-    anyhow::ensure!(args.max_wait_s > 0.0, "--max-wait-s must be positive");
+    tracing::info!(%socket, %toolsets, "connected to tmux");
     let options = ServerOptions {
         toolsets,
         default_max_tokens: args.default_max_tokens.min(args.max_tokens),
@@ -126,12 +169,59 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // directory is removed as on a normal end of input.
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("cannot watch for SIGTERM")?;
+    let shutdown = CancellationToken::new();
+    let serving = async {
+        let Some(listener) = listener else {
+            return termpilot_mcp::serve_stdio(server).await;
+        };
+        let options = HttpOptions {
+            token: args.http_token.clone().unwrap_or_else(random_token),
+            allowed_hosts: args.http_allowed_hosts,
+            allowed_origins: args.http_allowed_origins,
+        };
+        announce_http(&listener, &options, args.http_token.is_none())?;
+        http::serve_http(server, listener, options, shutdown.clone()).await
+    };
     tokio::select! {
-        served = termpilot_mcp::serve_stdio(server) => served?,
+        served = serving => served?,
         _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
         _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
     }
+    shutdown.cancel();
     Ok(())
+}
+
+/// Says on stderr where the HTTP server listens, and the token if termpilot
+/// made it up.
+fn announce_http(
+    listener: &tokio::net::TcpListener,
+    options: &HttpOptions,
+    made_up: bool,
+) -> std::io::Result<()> {
+    let address = listener.local_addr()?;
+    eprintln!(
+        "termpilot: serving MCP at http://{address}{}",
+        http::MCP_PATH
+    );
+    if made_up {
+        eprintln!(
+            "termpilot: bearer token {} (set TERMPILOT_HTTP_TOKEN to choose one)",
+            options.token
+        );
+    }
+    Ok(())
+}
+
+/// 32 random hex digits from the kernel's random source.
+fn random_token() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    // Without /dev/urandom there is no safe default: a made-up token must not
+    // be guessable, so fail loudly rather than fall back to something weaker.
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut bytes))
+        .expect("/dev/urandom is readable");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn main() -> ExitCode {
