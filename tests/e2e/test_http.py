@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from conftest import BIN, REQUEST_TIMEOUT, SERVER_ENV, TEST_TIMEOUT, WarningLog, _counter, kill_server, single_leaf
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 STARTUP_TIMEOUT = 10.0
 ANNOUNCE_RE = re.compile(r"serving MCP at (http://\S+)")
@@ -120,7 +120,9 @@ def stop(started: list[tuple[subprocess.Popen[str], str]]) -> None:
 @asynccontextmanager
 async def session(server: HttpServer, token: str | None = None):
     headers = {"Authorization": f"Bearer {token or server.token}"}
-    async with create_mcp_http_client(headers=headers) as http:
+    # trust_env=False: a proxy set in the environment must not carry loopback requests.
+    timeout = httpx2.Timeout(REQUEST_TIMEOUT, read=TEST_TIMEOUT)
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout, trust_env=False) as http:
         async with streamable_http_client(server.url, http_client=http) as (read, write):
             async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT) as client:
                 await client.initialize()
@@ -153,8 +155,9 @@ def post(url: str, headers: dict[str, str], body: bytes = INITIALIZE) -> int:
         method="POST",
         headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
     )
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT) as response:
+        with direct.open(request, timeout=REQUEST_TIMEOUT) as response:
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
