@@ -56,22 +56,11 @@ pub async fn serve_http(
     options: HttpOptions,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let hosts = LOOPBACK_HOSTS
-        .into_iter()
-        .map(String::from)
-        .chain(options.allowed_hosts);
-    let origins = LOOPBACK_ORIGINS
-        .into_iter()
-        .map(String::from)
-        .chain(options.allowed_origins);
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
-        .with_cancellation_token(shutdown.child_token());
-    let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
+    let mcp = mcp_service(
+        server,
+        options.allowed_hosts,
+        options.allowed_origins,
+        &shutdown,
     );
     let token: Arc<str> = options.token.into();
     loop {
@@ -86,25 +75,9 @@ pub async fn serve_http(
             },
             () = shutdown.cancelled() => return Ok(()),
         };
-        let mcp = mcp.clone();
-        let token = token.clone();
-        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-            let mut mcp = mcp.clone();
-            let token = token.clone();
-            async move {
-                if let Some(refusal) = refuse(&request, &token) {
-                    return Ok::<_, Infallible>(refusal);
-                }
-                let deleting = request.method() == Method::DELETE;
-                let mut response = mcp.call(request).await?;
-                // The session is closed by the time rmcp answers a DELETE
-                // with 202 Accepted; clients expect 200 or 204 for that.
-                if deleting && response.status() == StatusCode::ACCEPTED {
-                    *response.status_mut() = StatusCode::NO_CONTENT;
-                }
-                Ok(response)
-            }
-        });
+        let (mcp, token) = (mcp.clone(), token.clone());
+        let service =
+            hyper::service::service_fn(move |request| guarded(mcp.clone(), token.clone(), request));
         let connection = hyper::server::conn::http1::Builder::new()
             .serve_connection(TokioIo::new(stream), service);
         let shutdown = shutdown.clone();
@@ -117,6 +90,54 @@ pub async fn serve_http(
             }
         });
     }
+}
+
+type Mcp = StreamableHttpService<TermpilotServer, LocalSessionManager>;
+
+/// rmcp's streamable HTTP service over clones of `server`, with the `Host`
+/// and `Origin` checks.
+fn mcp_service(
+    server: TermpilotServer,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    shutdown: &CancellationToken,
+) -> Mcp {
+    let hosts = LOOPBACK_HOSTS
+        .into_iter()
+        .map(String::from)
+        .chain(allowed_hosts);
+    let origins = LOOPBACK_ORIGINS
+        .into_iter()
+        .map(String::from)
+        .chain(allowed_origins);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .with_cancellation_token(shutdown.child_token());
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// One request: refused without the token, else answered by MCP.
+async fn guarded(
+    mut mcp: Mcp,
+    token: Arc<str>,
+    request: Request<Incoming>,
+) -> Result<Response<BoxBody>, Infallible> {
+    if let Some(refusal) = refuse(&request, &token) {
+        return Ok(refusal);
+    }
+    let deleting = request.method() == Method::DELETE;
+    let mut response = mcp.call(request).await?;
+    // The session is closed by the time rmcp answers a DELETE with 202
+    // Accepted; clients expect 200 or 204 for that.
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    Ok(response)
 }
 
 /// Binds `address` for [`serve_http`], saying which address failed.
