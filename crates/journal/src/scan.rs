@@ -33,6 +33,10 @@ pub struct Match {
     /// Whether the line had ended; false for a match in the unfinished last line (a
     /// prompt such as `Password: `).
     pub line_complete: bool,
+    /// Whether a carriage return came back over text of this line before the match: the
+    /// line was redrawn (a progress bar, or a line editor redrawing a long command line
+    /// from the first column), so `line` may not show how it began.
+    pub redrawn: bool,
 }
 
 /// The result of a scan.
@@ -98,6 +102,7 @@ impl Scanner {
             context: String::new(),
             hay: String::new(),
             found: None,
+            redrawn: false,
         };
         Scanner {
             replay: Replay::new(from),
@@ -148,6 +153,8 @@ struct RowMatcher {
     /// Reused buffer: context followed by the row's text.
     hay: String,
     found: Option<Match>,
+    /// A carriage return came after text in the current line.
+    redrawn: bool,
 }
 
 impl RowMatcher {
@@ -174,6 +181,7 @@ impl RowMatcher {
                 end: found.end(),
                 line_end: 0,
                 line_complete: false,
+                redrawn: self.redrawn,
             });
         }
     }
@@ -182,6 +190,7 @@ impl RowMatcher {
 impl RowSink for RowMatcher {
     fn carriage_return(&mut self, row: &mut Row) {
         self.check(row);
+        self.redrawn |= !row.is_empty();
     }
 
     fn wrap(&mut self, row: &mut Row) {
@@ -196,6 +205,7 @@ impl RowSink for RowMatcher {
     fn line_end(&mut self, row: &mut Row, end: u64) {
         self.check(row);
         self.context.clear();
+        self.redrawn = false;
         if let Some(found) = self.found.as_mut().filter(|f| !f.line_complete) {
             found.line_end = end;
             found.line_complete = true;

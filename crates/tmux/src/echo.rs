@@ -13,6 +13,12 @@
 //!   inside a copy of a candidate line that starts at the candidate's
 //!   beginning and either reaches the candidate's end or runs to the end of
 //!   the displayed line (the echo is still arriving, or the terminal cut it).
+//!   In a line that was redrawn (a carriage return came back over its text),
+//!   the copy may also start inside the candidate at the very beginning of
+//!   the line, with at least one character before the match: a line editor
+//!   such as zsh's wraps a long command line with a carriage return at the
+//!   margin and redraws the rest from the first column, which the line view
+//!   (that knows no terminal width) sees as the line's new text.
 //! - Each candidate discounts one complete line: once its echo line has been
 //!   skipped, later lines with the same text are program output (for example
 //!   `cat` repeating its input) and do match. One exception: text typed
@@ -53,38 +59,64 @@ pub enum Echo {
     Prompted,
 }
 
-/// Whether the match `line[start..end]` lies in an echo of `typed`, and how.
-pub fn echo_kind(line: &str, start: usize, end: usize, typed: &str) -> Option<Echo> {
-    let matched = &line[start..end];
+/// A match to judge: `line[start..end]`, in a line that was `redrawn` or not
+/// (see [`termpilot_journal::Match`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Seen<'a> {
+    /// The line the match was found in.
+    pub line: &'a str,
+    /// Byte offset of the match in `line`.
+    pub start: usize,
+    /// Byte offset after the match.
+    pub end: usize,
+    /// Whether a carriage return came back over the line's text before.
+    pub redrawn: bool,
+}
+
+/// Whether the match lies in an echo of `typed`, and how.
+pub fn echo_kind(seen: Seen<'_>, typed: &str) -> Option<Echo> {
+    let matched = &seen.line[seen.start..seen.end];
     if matched.is_empty() || typed.len() < matched.len() {
         return None;
     }
     typed
         .match_indices(matched)
-        .find_map(|(at, _)| aligned_with_echo(line, start, end, typed, at))
-}
-
-/// Whether the match `line[start..end]` lies in an echo of `typed`.
-pub fn is_echo(line: &str, start: usize, end: usize, typed: &str) -> bool {
-    echo_kind(line, start, end, typed).is_some()
+        .find_map(|(at, _)| aligned_with_echo(seen, typed, at))
 }
 
 /// With the match at `typed[at..]`, checks that the line holds `typed` from
 /// its beginning up to its end (or up to the end of the line).
-fn aligned_with_echo(line: &str, start: usize, end: usize, typed: &str, at: usize) -> Option<Echo> {
-    let line_start = start.checked_sub(at)?;
+fn aligned_with_echo(seen: Seen<'_>, typed: &str, at: usize) -> Option<Echo> {
+    let Seen {
+        line, start, end, ..
+    } = seen;
+    let Some(line_start) = start.checked_sub(at) else {
+        // The line begins inside the typed text: a redrawn row of its echo.
+        let piece = at - start;
+        let wrapped = seen.redrawn
+            && start > 0
+            && typed.is_char_boundary(piece)
+            && line[..start] == typed[piece..at];
+        return (wrapped && rest_aligned(line, end, typed, at + (end - start)))
+            .then_some(Echo::Prompted);
+    };
     if !line.is_char_boundary(line_start) || line[line_start..start] != typed[..at] {
         return None;
     }
-    let rest_typed = &typed[at + (end - start)..];
-    let rest_line = &line[end..];
-    let aligned = rest_line.starts_with(rest_typed) || rest_typed.starts_with(rest_line);
     let kind = if line[..line_start].trim().is_empty() {
         Echo::Bare
     } else {
         Echo::Prompted
     };
-    aligned.then_some(kind)
+    rest_aligned(line, end, typed, at + (end - start)).then_some(kind)
+}
+
+/// Whether the line after the match (from `end`) goes on as the typed text
+/// does after it (from `typed_end`), up to the end of either.
+fn rest_aligned(line: &str, end: usize, typed: &str, typed_end: usize) -> bool {
+    let rest_typed = &typed[typed_end..];
+    let rest_line = &line[end..];
+    rest_line.starts_with(rest_typed) || rest_typed.starts_with(rest_line)
 }
 
 /// The lines typed before a wait's baseline that it must still discount:
@@ -107,9 +139,22 @@ pub fn unechoed<'a>(typed: &'a [Typed], lines: &[termpilot_journal::Line]) -> Ve
 mod tests {
     use super::*;
 
-    fn echo(line: &str, needle: &str, typed: &str) -> bool {
+    fn seen<'a>(line: &'a str, needle: &str, redrawn: bool) -> Seen<'a> {
         let start = line.find(needle).expect("needle in line");
-        is_echo(line, start, start + needle.len(), typed)
+        Seen {
+            line,
+            start,
+            end: start + needle.len(),
+            redrawn,
+        }
+    }
+
+    fn echo(line: &str, needle: &str, typed: &str) -> bool {
+        echo_kind(seen(line, needle, false), typed).is_some()
+    }
+
+    fn redrawn_echo(line: &str, needle: &str, typed: &str) -> bool {
+        echo_kind(seen(line, needle, true), typed).is_some()
     }
 
     #[test]
@@ -138,6 +183,21 @@ mod tests {
     }
 
     #[test]
+    fn a_redrawn_row_of_the_echo_is_echo() {
+        let typed = "sleep 1; echo yyyyyyyy MARKER-Z";
+        // zsh redrew the rest of the line from the first column.
+        assert!(redrawn_echo("yyyyy MARKER-Z", "MARKER-Z", typed));
+        assert!(redrawn_echo("yyyyy MARK", "MARK", typed), "still arriving");
+        let not = |line, needle, why| assert!(!redrawn_echo(line, needle, typed), "{why}");
+        not("yyyyy MARKER-Y", "MARKER", "goes on otherwise");
+        not("MARKER-Z", "MARKER-Z", "nothing of the echo before");
+        not("xyyyy MARKER-Z", "MARKER-Z", "not a piece of it");
+        // Output that repeats the end of the command line, never redrawn
+        // (`echo yyy MARKER-Z` printing its argument), is not echo.
+        assert!(!echo("yyyyy MARKER-Z", "MARKER-Z", typed));
+    }
+
+    #[test]
     fn text_around_the_echo_must_match_the_typed_line() {
         assert!(!echo("$ printf DONE", "DONE", "echo DONE"));
         assert!(!echo("$ echo DONE!", "DONE", "echo DONE?"));
@@ -146,9 +206,10 @@ mod tests {
     #[test]
     fn tells_bare_from_prompted_echo() {
         let typed = "echo HI";
-        assert_eq!(echo_kind("echo HI", 5, 7, typed), Some(Echo::Bare));
-        assert_eq!(echo_kind("$ echo HI", 7, 9, typed), Some(Echo::Prompted));
-        assert_eq!(echo_kind("HI", 0, 2, typed), None);
+        let kind = |line| echo_kind(seen(line, "HI", false), typed);
+        assert_eq!(kind("echo HI"), Some(Echo::Bare));
+        assert_eq!(kind("$ echo HI"), Some(Echo::Prompted));
+        assert_eq!(kind("HI"), None);
     }
 
     #[test]

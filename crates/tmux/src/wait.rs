@@ -498,7 +498,13 @@ impl EchoScan {
         let mut available: Vec<String> = self.fixed.iter().cloned().chain(after_baseline).collect();
         available.dedup();
         available.into_iter().find_map(|candidate| {
-            let kind = echo::echo_kind(&found.line, found.start, found.end, &candidate)?;
+            let seen = echo::Seen {
+                line: &found.line,
+                start: found.start,
+                end: found.end,
+                redrawn: found.redrawn,
+            };
+            let kind = echo::echo_kind(seen, &candidate)?;
             let used = self
                 .consumed
                 .iter()

@@ -317,3 +317,18 @@ proptest! {
         prop_assert_eq!(journal.lines(from).lost, read.lost);
     }
 }
+
+#[test]
+fn tells_a_redrawn_line() {
+    let redrawn = |bytes: &[u8]| {
+        let journal = journal_of(&[bytes]);
+        journal.find(0, &literal("MARK")).found.map(|m| m.redrawn)
+    };
+    // zsh wrapping a long command line: the rest is redrawn from column 0.
+    assert_eq!(redrawn(b"$ echo yyy \r\x1b[Ky\ryyy MARK\r\n"), Some(true));
+    // A carriage return before any text (after an escape sequence) redraws nothing.
+    assert_eq!(redrawn(b"\x1b[?2004l\ryyy MARK\r\n"), Some(false));
+    assert_eq!(redrawn(b"yyy MARK\r\n"), Some(false));
+    // A redraw in an earlier line does not count for the next one.
+    assert_eq!(redrawn(b"50%\r100%\r\nMARK\r\n"), Some(false));
+}
