@@ -336,6 +336,28 @@ def test_run_command_timeout_is_picked_up_by_wait_for_command(server: Server) ->
     server.run(body)
 
 
+def test_an_interrupted_command_is_reported_once_the_shell_moves_on(server: Server) -> None:
+    """C-c makes bash drop the rest of the wrapper, end marker included."""
+
+    async def body(client: WaitClient) -> None:
+        pane = await bash_pane(client, "interrupt")
+        started = await client.ok("run_command", {"pane": pane, "command": "echo before; sleep 30", "timeout_s": 0.5})
+        assert started["timed_out"] is True and started["interrupted"] is False, started
+        await client.ok("send_keys", {"pane": pane, "keys": ["C-c"]})
+        await at_prompt(client, pane)
+        after = await run(client, pane, "echo after-interrupt")
+        assert after["exit_code"] == 0 and after["output"] == "after-interrupt", after
+        ended = await client.ok("wait_for_command", {"command_id": started["command_id"], "timeout_s": 5})
+        assert ended["interrupted"] is True and ended["timed_out"] is False, ended
+        assert ended["exit_code"] is None and ended["command_id"] is None, ended
+        assert ended["output"].splitlines()[0] == "before", ended
+        assert "after-interrupt" not in ended["output"], ended
+        message = await client.err("wait_for_command", {"command_id": started["command_id"], "timeout_s": 1})
+        assert "no running command" in message, message
+
+    server.run(body)
+
+
 def test_run_command_leaves_no_wrapper_in_history(server: Server) -> None:
     async def body(client: WaitClient) -> None:
         pane = await bash_pane(client, "history")

@@ -249,10 +249,14 @@ pub struct ChannelEntry {
 pub struct CommandEntry {
     /// The pane id.
     pub pane: String,
-    /// The exit code; null while the command is still running.
+    /// The exit code; null while the command is still running, or when it
+    /// was interrupted.
     pub exit_code: Option<i32>,
     /// The command did not finish in time; it keeps running.
     pub timed_out: bool,
+    /// The command ended without reporting its exit code: the shell was back
+    /// at its prompt and took another run_command first, as after a C-c.
+    pub interrupted: bool,
     /// Give this to wait_for_command to pick up a command that timed out.
     pub command_id: Option<String>,
     /// The command's own output (no prompt, no echoed command line), cut to budget.

@@ -235,11 +235,12 @@ fn command_done(
 ) -> Result<Done> {
     let budget = server.budget(max_tokens, None);
     let output = server.fit_text(&report.output, &budget)?;
-    let timed_out = report.exit_code.is_none();
+    let timed_out = report.exit_code.is_none() && !report.interrupted;
     let entry = CommandEntry {
         pane: report.pane.to_string(),
         exit_code: report.exit_code,
         timed_out,
+        interrupted: report.interrupted,
         command_id: timed_out.then(|| report.id.clone()),
         output: output.text.clone(),
         truncated: output.truncated,
@@ -254,7 +255,11 @@ fn command_done(
             "still running after {:.3} s; call wait_for_command with command_id {id}",
             entry.elapsed_s
         ),
-        (None, None) => "still running".to_owned(),
+        (None, None) => format!(
+            "interrupted after {:.3} s: the shell went back to its prompt without the \
+             command's exit code (a C-c?) and took the next command",
+            entry.elapsed_s
+        ),
     };
     Done::new(&entry, format!("{status}\n{}", entry.output))
 }

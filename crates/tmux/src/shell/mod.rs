@@ -100,6 +100,10 @@ pub struct CommandReport {
     pub start_cursor: u64,
     /// Bytes of its output lost to eviction.
     pub lost_bytes: u64,
+    /// The command ended without its exit code: the shell took the next
+    /// `run_command` before the end marker came (a C-c makes bash and zsh
+    /// drop the rest of the wrapper's line). `exit_code` is then `None`.
+    pub interrupted: bool,
 }
 
 /// A command typed into a pane, until its completion marker is seen.
@@ -109,6 +113,9 @@ pub(crate) struct Running {
     nonce: String,
     cursor: u64,
     started: Instant,
+    /// Where the next command typed into the pane began, once there is one:
+    /// this command's output can go no further.
+    cut: Option<u64>,
 }
 
 /// Commands that timed out and may be picked up later, by id.
@@ -120,6 +127,7 @@ pub(crate) struct RunningCommands {
 /// What the journal shows of a command so far.
 struct Progress {
     exit_code: Option<i32>,
+    interrupted: bool,
     output: String,
     cursor: u64,
     lost: u64,
@@ -149,8 +157,18 @@ impl Engine {
             nonce: nonce.clone(),
             cursor,
             started,
+            cut: None,
         };
-        self.commands(|commands| commands.by_id.insert(nonce.clone(), running.clone()));
+        self.commands(|commands| {
+            // The shell was at its prompt, so an earlier command in this pane
+            // that never printed its end marker is over.
+            for earlier in commands.by_id.values_mut() {
+                if earlier.pane == pane && earlier.cut.is_none() {
+                    earlier.cut = Some(cursor);
+                }
+            }
+            commands.by_id.insert(nonce.clone(), running.clone());
+        });
         self.follow(&running, timeout).await
     }
 
@@ -175,8 +193,10 @@ impl Engine {
         let mut cancels = self.shared.panes.cancels(running.pane);
         let started_at = crate::person::unix_nanos();
         loop {
-            let progress = self.read_journal(running.pane, |journal| progress(journal, running));
-            if progress.exit_code.is_some() {
+            let cut = self.commands(|commands| commands.by_id.get(&running.nonce)?.cut);
+            let progress =
+                self.read_journal(running.pane, |journal| progress(journal, running, cut));
+            if progress.exit_code.is_some() || progress.interrupted {
                 self.commands(|commands| commands.by_id.remove(&running.nonce));
                 return Ok(report(running, progress));
             }
@@ -312,14 +332,19 @@ fn report(running: &Running, progress: Progress) -> CommandReport {
         cursor: progress.cursor,
         start_cursor: running.cursor,
         lost_bytes: progress.lost,
+        interrupted: progress.interrupted,
     }
 }
 
 /// Reads the journal after the command was typed: output between the start
-/// and end markers, and the exit code in the end marker.
-fn progress(journal: &termpilot_journal::Journal, running: &Running) -> Progress {
+/// and end markers, and the exit code in the end marker. Without an end
+/// marker before `cut` (where the next command began), the command was
+/// interrupted.
+fn progress(journal: &termpilot_journal::Journal, running: &Running, cut: Option<u64>) -> Progress {
     let read = journal.read_from(running.cursor);
-    let bytes: &[u8] = &read.bytes;
+    let first = running.cursor + read.lost;
+    let cut_at = cut.map(|cut| (cut.saturating_sub(first) as usize).min(read.bytes.len()));
+    let bytes: &[u8] = &read.bytes[..cut_at.unwrap_or(read.bytes.len())];
     let mut marker = MARKER_PREFIX.to_vec();
     marker.extend_from_slice(running.nonce.as_bytes());
     marker.push(b';');
@@ -347,8 +372,9 @@ fn progress(journal: &termpilot_journal::Journal, running: &Running) -> Progress
     let body = body_start.map_or(&bytes[..0], |start| &bytes[start..]);
     Progress {
         exit_code: None,
+        interrupted: cut.is_some(),
         output: clean_output(body),
-        cursor: journal.end(),
+        cursor: cut.unwrap_or_else(|| journal.end()),
         lost: read.lost,
     }
 }
@@ -362,6 +388,7 @@ fn finished(
 ) -> Progress {
     Progress {
         exit_code: exit_code.or(Some(-1)),
+        interrupted: false,
         output: clean_output(body),
         cursor: running.cursor + lost + after as u64,
         lost,
@@ -522,18 +549,42 @@ mod tests {
             nonce: nonce.into(),
             cursor: journal.end(),
             started: Instant::now(),
+            cut: None,
         };
         journal.append(typed.as_bytes());
         journal.append(format!("\x1b]7770;{nonce};start\x07").as_bytes());
         journal.append(b"a.txt\r\nb.txt\r\n");
-        let pending = progress(&journal, &running);
+        let pending = progress(&journal, &running, None);
         assert_eq!(pending.exit_code, None);
         assert_eq!(pending.output, "a.txt\nb.txt");
         journal.append(format!("\x1b]7770;{nonce};3\x07$ ").as_bytes());
-        let done = progress(&journal, &running);
+        let done = progress(&journal, &running, None);
         assert_eq!(done.exit_code, Some(3));
         assert_eq!(done.output, "a.txt\nb.txt");
         assert_eq!(done.cursor, journal.end() - 2);
+    }
+
+    #[test]
+    fn a_command_cut_off_by_the_next_one_was_interrupted() {
+        let nonce = "tp0123";
+        let mut journal = termpilot_journal::Journal::new(termpilot_journal::Limits::default());
+        let running = Running {
+            pane: PaneId(1),
+            nonce: nonce.into(),
+            cursor: 0,
+            started: Instant::now(),
+            cut: None,
+        };
+        journal.append(format!("\x1b]7770;{nonce};start\x07partial\r\n^C\r\n$ ").as_bytes());
+        let next = journal.end();
+        journal.append(b"{ printf next-command-echo\r\n");
+        let running_on = progress(&journal, &running, None);
+        assert!(!running_on.interrupted);
+        let cut = progress(&journal, &running, Some(next));
+        assert!(cut.interrupted);
+        assert_eq!(cut.exit_code, None);
+        assert_eq!(cut.output, "partial\n^C\n$ ");
+        assert_eq!(cut.cursor, next);
     }
 
     #[test]
@@ -544,8 +595,9 @@ mod tests {
             nonce: "tpreal".into(),
             cursor: 0,
             started: Instant::now(),
+            cut: None,
         };
         journal.append(b"\x1b]7770;tpreal;start\x07echo\r\n\x1b]7770;tpfake;0\x07 \\033]7770;tpreal;0\\007\r\n");
-        assert_eq!(progress(&journal, &running).exit_code, None);
+        assert_eq!(progress(&journal, &running, None).exit_code, None);
     }
 }
