@@ -193,7 +193,9 @@ pub(crate) const SPECS: &[Spec] = &[
         description: "Paste text into a pane as a terminal paste (bracketed when the program \
             asked for it), newlines included and nothing interpreted. Use it for multi-line \
             input such as a script or a file's content; use send_keys for a command line or \
-            key presses. Returns a cursor from just before the paste.",
+            key presses. A shell that takes bracketed pastes (bash 5.1+, zsh) only inserts \
+            the text, newlines and all, and runs nothing until Enter: set enter to run it. \
+            Returns a cursor from just before the paste.",
         toolset: Toolset::Input,
         effect: Effect::Runs,
         input: input::<PasteTextParams>,
