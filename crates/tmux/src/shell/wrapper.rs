@@ -16,6 +16,8 @@ const MARK: &str = "printf '\\033]7770;";
 const START_END: &str = ";start\\007'; ";
 /// Only in bash's tail: the line that begins the history fix-up.
 const BASH_TAIL: &str = "}; __termpilot_status=$?; case \"$(HISTTIMEFORMAT= history 1)\" in *";
+/// zsh's and sh's tail: the closing brace, then the end marker.
+const OTHER_TAIL: &str = "}; printf '\\033]7770;";
 /// In every shell's tail: the end marker's format and its argument.
 const END_MARK: &str = ";%s\\007' \"";
 
@@ -60,20 +62,45 @@ pub fn hide_wrappers(text: &str) -> Cow<'_, str> {
     let mut shown = String::with_capacity(text.len());
     let mut in_tail = false;
     for line in text.split_inclusive('\n') {
-        let ends_tail = is_tail_end(line);
-        if in_tail || line.contains(BASH_TAIL) {
-            in_tail = !ends_tail;
+        if in_tail {
+            in_tail = !is_tail_end(line);
             continue;
         }
-        if ends_tail {
-            continue;
+        match tail_start(line) {
+            Some(at) => {
+                // A first line that filled the pane's width exactly comes
+                // joined with the tail's first line (tmux marks the row as
+                // wrapped): keep the command line, without the shell's PS2.
+                let head = &line[..at];
+                if head.contains(START_END) {
+                    push_without_starts(&mut shown, without_ps2(head));
+                    shown.push('\n');
+                }
+                in_tail = !is_tail_end(&line[at..]);
+            }
+            None if is_tail_end(line) => {}
+            None => push_without_starts(&mut shown, line),
         }
-        push_without_starts(&mut shown, line);
     }
     if !text.ends_with('\n') && shown.ends_with('\n') {
         shown.pop();
     }
     Cow::Owned(shown)
+}
+
+/// Where the tail of a wrapper begins in `line` (its closing brace).
+fn tail_start(line: &str) -> Option<usize> {
+    let bash = line.find(BASH_TAIL);
+    let others = line.find(OTHER_TAIL);
+    bash.into_iter().chain(others).min()
+}
+
+/// `head` without the continuation prompt at its end: `> ` (bash, sh) or
+/// `cursh> ` (zsh inside braces). Another PS2 stays.
+fn without_ps2(head: &str) -> &str {
+    head.strip_suffix("cursh> ")
+        .or_else(|| head.strip_suffix("> "))
+        .unwrap_or(head)
 }
 
 /// Whether `line` holds an end marker's `printf` (with a nonce in it).
@@ -158,6 +185,22 @@ mod tests {
     }
 
     #[test]
+    fn a_first_line_joined_with_the_tail_keeps_the_command() {
+        // The first line filled the width exactly, so `capture-pane -J` joined
+        // it with the next row.
+        assert_eq!(OTHER_TAIL, format!("}}; {MARK}"));
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Posix] {
+            let typed = wrapper(shell, "cat notes.txt", "tp0123456789abcdef");
+            let joined = format!("$ {}\nhello\n$ ", typed.replace('\n', "> "));
+            assert_eq!(
+                hide_wrappers(&joined),
+                "$ cat notes.txt\nhello\n$ ",
+                "{shell:?}"
+            );
+        }
+    }
+
+    #[test]
     fn keeps_text_without_a_wrapper_and_forged_pieces() {
         let plain = "$ ls\nfile\n";
         assert!(matches!(hide_wrappers(plain), Cow::Borrowed(_)));
@@ -198,6 +241,21 @@ mod tests {
             let expected = format!("{}{output}", echoed(&prompt, &command));
             proptest::prop_assume!(!expected.contains(MARK) && !expected.contains("}; __termpilot"));
             proptest::prop_assert_eq!(hide_wrappers(&screen), expected);
+        }
+
+        #[test]
+        fn a_command_line_joined_with_the_tail_shows_as_typed(
+            command in "[ -~]{0,80}",
+            prompt in "[ -~]{0,12}[#$%>] ",
+            shell in proptest::sample::select(vec![Shell::Bash, Shell::Zsh, Shell::Posix]),
+        ) {
+            let typed = wrapper(shell, &command, "tp0123456789abcdef");
+            // The first row filled the width: `capture-pane -J` joins it with the next.
+            let joined = echoed(&prompt, &typed).replacen("\n> ", "> ", 1);
+            let expected = echoed(&prompt, &command);
+            proptest::prop_assume!(!expected.contains(MARK) && !expected.contains("}; "));
+            proptest::prop_assume!(!command.ends_with('>') && !command.ends_with("> "));
+            proptest::prop_assert_eq!(hide_wrappers(&joined), expected);
         }
 
         #[test]
