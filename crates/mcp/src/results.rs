@@ -223,7 +223,8 @@ pub struct WaitEntry {
     pub cursor: String,
     /// Bytes of output between the baseline and the cursor that were lost.
     pub lost_bytes: u64,
-    /// The last lines of output since the wait's baseline.
+    /// The last lines of output since the wait's baseline; for a full-screen
+    /// program (alternate_screen), the last lines of its screen.
     pub tail: String,
     /// A full-screen program is on the alternate screen (matching sees the text it draws,
     /// which may be split by cursor movement; prefer include_screen there).

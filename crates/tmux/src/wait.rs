@@ -84,7 +84,8 @@ pub struct WaitReport {
     pub lost_bytes: u64,
     /// How long the wait took.
     pub elapsed: Duration,
-    /// The last lines of output after the baseline.
+    /// The last lines of output after the baseline; for a full-screen
+    /// program (alternate screen), the last lines of its screen.
     pub tail: Vec<String>,
     /// The pane shows a full-screen program's alternate screen.
     pub alternate_screen: bool,
@@ -327,7 +328,16 @@ impl Engine {
             Outcome::PaneExited => PaneFacts::default(),
             _ => self.pane_facts(pane).await.unwrap_or_default(),
         };
-        let tail = self.read_journal(pane, |journal| tail_lines(journal, baseline));
+        // A full-screen program draws with cursor movement, which a line
+        // view of its output turns into a jumble: show its screen instead.
+        let screen = match facts.alternate_screen {
+            true => self.capture(pane, crate::Scrollback::None).await.ok(),
+            false => None,
+        };
+        let tail = match screen {
+            Some(screen) => screen_tail(&screen.lines),
+            None => self.read_journal(pane, |journal| tail_lines(journal, baseline)),
+        };
         Ok(WaitReport {
             outcome,
             found,
@@ -430,6 +440,19 @@ fn tail_lines(journal: &Journal, baseline: u64) -> Vec<String> {
     lines.extend(view.partial.filter(|p| !p.is_empty()));
     let skip = lines.len().saturating_sub(TAIL_LINES);
     lines.split_off(skip)
+}
+
+/// The last lines of a screen with text, trailing spaces removed.
+fn screen_tail(lines: &[String]) -> Vec<String> {
+    let shown = lines
+        .iter()
+        .rposition(|line| !line.trim().is_empty())
+        .map_or(0, |last| last + 1);
+    let skip = shown.saturating_sub(TAIL_LINES);
+    lines[skip..shown]
+        .iter()
+        .map(|line| line.trim_end().to_owned())
+        .collect()
 }
 
 /// An incremental scan that skips matches inside the echo of typed input.

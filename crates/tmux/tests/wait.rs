@@ -278,3 +278,21 @@ async fn the_echo_of_a_wrapped_command_line_never_matches() {
         assert_eq!(found.found.unwrap().line, output, "{command}");
     }
 }
+
+#[tokio::test]
+async fn a_full_screen_program_gets_its_screen_as_the_tail() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    // Draws on the alternate screen with cursor movement, as full-screen
+    // programs do: a line view of the bytes would run the rows together.
+    let draw = "printf '\\033[?1049h\\033[HSCREEN-TOP\\033[5;1HSCREEN-ROW5'; sleep 30";
+    let cursor = engine.send_input(pane, &line(draw)).await.unwrap();
+    let report = engine
+        .wait_for_text(pane, &wait_for("SCREEN-ROW5", Some(cursor), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::Matched);
+    assert!(report.alternate_screen);
+    assert_eq!(report.tail, ["SCREEN-TOP", "", "", "", "SCREEN-ROW5"]);
+}
