@@ -259,6 +259,15 @@ async def bad_pane(client: Client) -> None:
         assert "list_panes" in message, message
 
 
+async def missing_window_of_a_real_session(client: Client) -> None:
+    """tmux's display-message would answer with the session's current pane."""
+    before = await client.capture(await a_pane(client))
+    for target in ["main:9", "main:0.5", "main:nowindow"]:
+        message = await client.err("send_keys", {"pane": target, "text": "typed-into-the-wrong-pane"})
+        assert target in message and "list_panes" in message, message
+    assert "typed-into-the-wrong-pane" not in await client.capture(await a_pane(client)), before
+
+
 async def bad_key_name(client: Client) -> None:
     message = await client.err("send_keys", {"pane": await a_pane(client), "keys": ["Entr"]})
     assert "Entr" in message, message
@@ -316,6 +325,7 @@ async def duplicate_session(client: Client) -> None:
 
 BAD_INPUTS = {
     "nonexistent_pane": bad_pane,
+    "missing_window_of_a_real_session": missing_window_of_a_real_session,
     "unknown_key_name": bad_key_name,
     "wrong_type": wrong_type,
     "missing_argument": missing_argument,

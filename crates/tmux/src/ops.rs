@@ -319,6 +319,19 @@ impl Engine {
         if let Ok(pane) = target.parse::<PaneId>() {
             return Ok(pane);
         }
+        // display-message falls back to the session's current pane when the
+        // window or pane part of a target names nothing ("work:9.4" would be
+        // some other pane); capture-pane refuses such a target, so it checks
+        // first. One line of the screen is the cheapest capture.
+        self.command(
+            Command::new("capture-pane")
+                .flag("-p")
+                .opt("-t", target)
+                .opt("-S", "0")
+                .opt("-E", "0"),
+        )
+        .await
+        .map_err(|e| not_found_pane(e, target))?;
         let reply = self
             .command(
                 Command::new("display-message")

@@ -261,6 +261,15 @@ async fn missing_targets_are_clear_errors() {
     assert!(err.to_string().contains("list_panes"), "{err}");
     let err = engine.resolve_pane("nosuch:1.0").await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    // A window or pane that is not there in a session that is: never some
+    // other pane of that session.
+    for target in ["main:9", "main:0.7", "main:nowindow"] {
+        let err = engine.resolve_pane(target).await.unwrap_err();
+        assert!(matches!(err, Error::NotFound { .. }), "{target}: {err}");
+        let err = engine.kill_pane(target).await.unwrap_err();
+        assert!(matches!(err, Error::NotFound { .. }), "{target}: {err}");
+    }
+    assert_eq!(engine.resolve_pane("main:0.0").await.unwrap(), PaneId(0));
     let err = engine.kill_session("nosuch").await.unwrap_err();
     assert!(
         matches!(
