@@ -288,8 +288,8 @@ impl Engine {
         let command = Command::new("list-panes").opt("-F", fields(PANE_FIELDS));
         let command = match scope {
             PaneScope::All => command.flag("-a"),
-            PaneScope::Session(target) => command.flag("-s").opt("-t", target),
-            PaneScope::Window(target) => command.opt("-t", target),
+            PaneScope::Session(target) => command.flag("-s").opt("-t", &*exact(target, true)),
+            PaneScope::Window(target) => command.opt("-t", &*exact(target, false)),
         };
         let reply = self.command(command).await.map_err(|e| match (e, scope) {
             (Error::Command { message, .. }, PaneScope::Session(t) | PaneScope::Window(t))
@@ -323,10 +323,11 @@ impl Engine {
         // window or pane part of a target names nothing ("work:9.4" would be
         // some other pane); capture-pane refuses such a target, so it checks
         // first. One line of the screen is the cheapest capture.
+        let exact = exact(target, false);
         self.command(
             Command::new("capture-pane")
                 .flag("-p")
-                .opt("-t", target)
+                .opt("-t", &*exact)
                 .opt("-S", "0")
                 .opt("-E", "0"),
         )
@@ -336,7 +337,7 @@ impl Engine {
             .command(
                 Command::new("display-message")
                     .flag("-p")
-                    .opt("-t", target)
+                    .opt("-t", &*exact)
                     .arg("#{pane_id}"),
             )
             .await
@@ -382,9 +383,15 @@ impl Engine {
     /// Adds a window to a session, without selecting it.
     pub async fn create_window(&self, options: &NewWindow) -> Result<Created> {
         let target = if options.target.contains(':') {
-            options.target.clone()
+            exact(&options.target, false).into_owned()
         } else {
-            format!("{}:", options.target)
+            // A session: a window target ending in its colon.
+            let exact = exact(&options.target, true).into_owned();
+            if exact.ends_with(':') {
+                exact
+            } else {
+                format!("{exact}:")
+            }
         };
         let mut command = Command::new("new-window")
             .flag("-d")
@@ -435,7 +442,7 @@ impl Engine {
     pub async fn kill_session(&self, target: &str) -> Result<Killed> {
         let listing = Command::new("list-panes")
             .flag("-s")
-            .opt("-t", target)
+            .opt("-t", &*exact(target, true))
             .opt("-F", fields(&["session_id", "window_id", "pane_id"]));
         let killed = self.doomed(listing, target, "session").await?;
         self.refuse_own(&killed, "kill")?;
@@ -448,7 +455,7 @@ impl Engine {
     /// Kills a window, unless termpilot runs in one of its panes.
     pub async fn kill_window(&self, target: &str) -> Result<Killed> {
         let listing = Command::new("list-panes")
-            .opt("-t", target)
+            .opt("-t", &*exact(target, false))
             .opt("-F", fields(&["session_id", "window_id", "pane_id"]));
         let killed = self.doomed(listing, target, "window").await?;
         self.refuse_own(&killed, "kill")?;
@@ -773,4 +780,25 @@ fn pane_info(line: &str) -> Result<PaneInfo> {
         cwd: record.str(17).to_owned(),
         held_by: Some(record.str(18).to_owned()).filter(|h| !h.is_empty()),
     })
+}
+
+/// `target` with its session name matched exactly: tmux otherwise takes a
+/// name as a prefix or pattern ("web" finds "web-old"), which for an agent
+/// means acting on a session it did not name. Applies to a target that names
+/// a session (`session_only`, which also gets the colon that makes tmux
+/// read it as a session) or has a `session:` part; ids (`$1`, `@2`, `%3`),
+/// targets already exact (`=`) and tmux's special forms are kept.
+fn exact(target: &str, session_only: bool) -> std::borrow::Cow<'_, str> {
+    let plain_name = !target.starts_with(['=', '$', '@', '%', ':', '{', '!', '~', '+', '-', '.']);
+    if !plain_name || target.is_empty() {
+        return std::borrow::Cow::Borrowed(target);
+    }
+    if target.contains(':') {
+        std::borrow::Cow::Owned(format!("={target}"))
+    } else if session_only {
+        // Without the colon, `=NAME` would be looked up as a window first.
+        std::borrow::Cow::Owned(format!("={target}:"))
+    } else {
+        std::borrow::Cow::Borrowed(target)
+    }
 }

@@ -390,3 +390,52 @@ async fn pending_calls_fail_when_the_server_dies() {
     assert!(matches!(err, Error::Disconnected { .. }), "{err}");
     assert!(err.to_string().contains("reconnects"), "{err}");
 }
+
+#[tokio::test]
+async fn session_names_match_exactly_never_as_prefixes() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    engine
+        .create_session(&NewSession {
+            name: Some("web-old".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    // tmux alone would take "web" for "web-old".
+    let err = engine.kill_session("web").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NotFound {
+                kind: "session",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = engine.resolve_pane("web:0.0").await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    let err = engine
+        .list_panes(&PaneScope::Session("web".into()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    let err = engine
+        .create_window(&NewWindow {
+            target: "web".into(),
+            ..NewWindow::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    // The whole name, and the session's id, still work.
+    let panes = engine
+        .list_panes(&PaneScope::Session("web-old".into()))
+        .await
+        .unwrap();
+    assert_eq!(panes.len(), 1);
+    let pane = engine.resolve_pane("web-old:0.0").await.unwrap();
+    assert_eq!(pane, panes[0].id);
+    engine.kill_session("web-old").await.unwrap();
+}
