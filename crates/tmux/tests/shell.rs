@@ -141,3 +141,25 @@ async fn run_command_refuses_a_shell_running_a_command_string() {
     // tmux calls the pane's program `sh`, yet nothing typed reaches a prompt.
     refuses_run_command_in("read line; cat", "read line; cat").await;
 }
+
+#[tokio::test]
+async fn run_commands_in_one_pane_take_turns() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, "bash").await;
+    let first = {
+        let engine = engine.clone();
+        // A builtin that reads its input: the shell has no child, so it
+        // looks as if it were at its prompt.
+        let first = "read -t 1 line; echo A:$line";
+        tokio::spawn(async move { engine.run_command(pane, first, LIMIT).await })
+    };
+    // Typed while the first runs, the second would be read by the first and
+    // cut it short; it waits for its turn instead.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = engine.run_command(pane, "echo B", LIMIT).await.unwrap();
+    let first = first.await.unwrap().unwrap();
+    assert_eq!((first.exit_code, first.output.as_str()), (Some(0), "A:"));
+    assert!(!first.interrupted);
+    assert_eq!((second.exit_code, second.output.as_str()), (Some(0), "B"));
+}

@@ -30,6 +30,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
 use std::time::Duration;
 
 use termpilot_control::{Command, PaneId};
@@ -122,6 +123,9 @@ pub(crate) struct Running {
 #[derive(Debug, Default)]
 pub(crate) struct RunningCommands {
     by_id: HashMap<String, Running>,
+    /// One turn at a time per pane: a second `run_command` typed while the
+    /// first is still being followed would reach the first command's input.
+    turns: HashMap<PaneId, Arc<tokio::sync::Mutex<()>>>,
 }
 
 /// What the journal shows of a command so far.
@@ -143,6 +147,16 @@ impl Engine {
         command: &str,
         timeout: Duration,
     ) -> Result<CommandReport> {
+        let asked = Instant::now();
+        let turn = self.commands(|commands| commands.turns.entry(pane).or_default().clone());
+        let Ok(_turn) = tokio::time::timeout(timeout, turn.lock()).await else {
+            return Err(Error::NotAtPrompt {
+                pane,
+                why: "another run_command in this pane is still running its command; wait for it \
+                      or use another pane"
+                    .into(),
+            });
+        };
         let shell = self.shell_at_prompt(pane).await?;
         let nonce = nonce();
         let input = Input {
@@ -169,7 +183,8 @@ impl Engine {
             }
             commands.by_id.insert(nonce.clone(), running.clone());
         });
-        self.follow(&running, timeout).await
+        self.follow(&running, timeout.saturating_sub(asked.elapsed()))
+            .await
     }
 
     /// Waits up to `timeout` more for a command that `run_command` left
