@@ -17,6 +17,11 @@ async fn shell_pane(engine: &Engine, shell: &str) -> PaneId {
     let command = match shell {
         "zsh" => "exec env PS1='zsh-ready%# ' zsh -f",
         "sh" => "exec env PS1='sh-ready$ ' sh",
+        // No history file, no greeting, a known prompt.
+        "fish" => {
+            "exec fish --no-config -C 'set -g fish_history \"\"; set -g fish_greeting \"\"; \
+             function fish_prompt; echo -n \"fish-ready> \"; end'"
+        }
         _ => "exec env PS1='bash-ready$ ' bash --norc --noprofile",
     };
     let created = engine
@@ -67,20 +72,32 @@ async fn run_command_in_posix_sh() {
     check_shell("sh").await;
 }
 
+/// Whether `shell` can be run here; says so on stderr when it cannot.
+fn installed(shell: &str) -> bool {
+    let found = std::process::Command::new(shell)
+        .args(["-c", "true"])
+        .status()
+        .is_ok();
+    if !found {
+        eprintln!(
+            "{shell} is not installed: its run_command test checks nothing (scripts/test installs it)"
+        );
+    }
+    found
+}
+
 #[tokio::test]
 async fn run_command_in_zsh() {
-    if std::process::Command::new("zsh")
-        .arg("-fc")
-        .arg("true")
-        .status()
-        .is_err()
-    {
-        eprintln!(
-            "zsh is not installed: run_command_in_zsh checks nothing (scripts/test installs it)"
-        );
-        return;
+    if installed("zsh") {
+        check_shell("zsh").await;
     }
-    check_shell("zsh").await;
+}
+
+#[tokio::test]
+async fn run_command_in_fish() {
+    if installed("fish") {
+        check_shell("fish").await;
+    }
 }
 
 #[tokio::test]

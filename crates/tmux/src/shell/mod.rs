@@ -26,7 +26,8 @@
 //! History: in bash the wrapper replaces its own history entry with the
 //! command line alone (`history -s`). zsh gets the wrapper with a leading
 //! space, which keeps it out of history when `hist_ignore_space` is set (it
-//! is in most configurations); POSIX sh keeps no history.
+//! is in most configurations); fish (whose wrapper is a `begin`/`end` block)
+//! likewise, and it never keeps such lines; POSIX sh keeps no history.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
@@ -68,6 +69,8 @@ pub enum Shell {
     Zsh,
     /// A POSIX shell without history (sh, dash, ash, ksh, mksh).
     Posix,
+    /// fish.
+    Fish,
 }
 
 impl Shell {
@@ -76,6 +79,7 @@ impl Shell {
         match command.trim_start_matches('-') {
             "bash" => Some(Shell::Bash),
             "zsh" => Some(Shell::Zsh),
+            "fish" => Some(Shell::Fish),
             "sh" | "dash" | "ash" | "ksh" | "mksh" | "busybox" => Some(Shell::Posix),
             _ => None,
         }
@@ -102,7 +106,7 @@ pub struct CommandReport {
     /// Bytes of its output lost to eviction.
     pub lost_bytes: u64,
     /// The command ended without its exit code: the shell took the next
-    /// `run_command` before the end marker came (a C-c makes bash and zsh
+    /// `run_command` before the end marker came (a C-c makes the shell
     /// drop the rest of the wrapper's line). `exit_code` is then `None`.
     pub interrupted: bool,
 }
@@ -548,6 +552,7 @@ mod tests {
         assert_eq!(Shell::from_command("-bash"), Some(Shell::Bash));
         assert_eq!(Shell::from_command("zsh"), Some(Shell::Zsh));
         assert_eq!(Shell::from_command("dash"), Some(Shell::Posix));
+        assert_eq!(Shell::from_command("fish"), Some(Shell::Fish));
         assert_eq!(Shell::from_command("python3"), None);
     }
 

@@ -18,6 +18,8 @@ const START_END: &str = ";start\\007'; ";
 const BASH_TAIL: &str = "}; __termpilot_status=$?; case \"$(HISTTIMEFORMAT= history 1)\" in *";
 /// zsh's and sh's tail: the closing brace, then the end marker.
 const OTHER_TAIL: &str = "}; printf '\\033]7770;";
+/// fish's tail: the end of its block, then the end marker.
+const FISH_TAIL: &str = "end; printf '\\033]7770;";
 /// In every shell's tail: the end marker's format and its argument.
 const END_MARK: &str = ";%s\\007' \"";
 
@@ -37,6 +39,8 @@ pub fn wrapper(shell: Shell, command: &str, nonce: &str) -> String {
             end_marker = end("$__termpilot_status"),
         ),
         Shell::Zsh => format!(" {{ {start}{command}\n}}; {}", end("$?")),
+        // fish keeps a line that starts with a space out of its history.
+        Shell::Fish => format!(" begin; {start}{command}\nend; {}", end("$status")),
         Shell::Posix => format!("{{ {start}{command}\n}}; {}", end("$?")),
     }
 }
@@ -90,9 +94,10 @@ pub fn hide_wrappers(text: &str) -> Cow<'_, str> {
 
 /// Where the tail of a wrapper begins in `line` (its closing brace).
 fn tail_start(line: &str) -> Option<usize> {
-    let bash = line.find(BASH_TAIL);
-    let others = line.find(OTHER_TAIL);
-    bash.into_iter().chain(others).min()
+    [BASH_TAIL, OTHER_TAIL, FISH_TAIL]
+        .into_iter()
+        .filter_map(|tail| line.find(tail))
+        .min()
 }
 
 /// `head` without the continuation prompt at its end: `> ` (bash, sh) or
@@ -111,22 +116,27 @@ fn is_tail_end(line: &str) -> bool {
     })
 }
 
-/// Pushes `line` with every `{ printf '\033]7770;NONCE;start\007'; ` cut out
-/// (and the extra space zsh's wrapper puts before the brace).
+/// Pushes `line` with every `{ printf '\033]7770;NONCE;start\007'; ` (fish:
+/// `begin; printf ...`) cut out, and the extra space that zsh's and fish's
+/// wrappers put before it.
 fn push_without_starts(shown: &mut String, mut line: &str) {
     while let Some(at) = line.find(MARK) {
         let after = &line[at + MARK.len()..];
         let start = nonce_len(after)
             .filter(|&n| after[n..].starts_with(START_END))
             .map(|n| at + MARK.len() + n + START_END.len());
-        let (Some(end), Some(brace)) = (start, line[..at].strip_suffix("{ ")) else {
+        let before = &line[..at];
+        let opener = before
+            .strip_suffix("{ ")
+            .or_else(|| before.strip_suffix("begin; "));
+        let (Some(end), Some(opened)) = (start, opener) else {
             shown.push_str(&line[..at + MARK.len()]);
             line = after;
             continue;
         };
-        let kept = brace
+        let kept = opened
             .strip_suffix("  ")
-            .map_or(brace, |b| &brace[..b.len() + 1]);
+            .map_or(opened, |b| &opened[..b.len() + 1]);
         shown.push_str(kept);
         line = &line[end..];
     }
@@ -170,7 +180,7 @@ mod tests {
 
     #[test]
     fn shows_each_shells_wrapper_as_the_bare_command() {
-        for shell in [Shell::Bash, Shell::Zsh, Shell::Posix] {
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Posix, Shell::Fish] {
             for command in [
                 "make test",
                 "for i in 1 2; do\n echo $i\ndone",
@@ -189,7 +199,7 @@ mod tests {
         // The first line filled the width exactly, so `capture-pane -J` joined
         // it with the next row.
         assert_eq!(OTHER_TAIL, format!("}}; {MARK}"));
-        for shell in [Shell::Bash, Shell::Zsh, Shell::Posix] {
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Posix, Shell::Fish] {
             let typed = wrapper(shell, "cat notes.txt", "tp0123456789abcdef");
             let joined = format!("$ {}\nhello\n$ ", typed.replace('\n', "> "));
             assert_eq!(
@@ -234,7 +244,7 @@ mod tests {
             output in "[ -~\n]{0,80}",
             // Prompts end in one space: zsh's wrapper adds a second one.
             prompt in "[ -~]{0,12}[#$%>] ",
-            shell in proptest::sample::select(vec![Shell::Bash, Shell::Zsh, Shell::Posix]),
+            shell in proptest::sample::select(vec![Shell::Bash, Shell::Zsh, Shell::Posix, Shell::Fish]),
         ) {
             let typed = wrapper(shell, &command, "tp0123456789abcdef");
             let screen = format!("{}{output}", echoed(&prompt, &typed));
@@ -247,7 +257,7 @@ mod tests {
         fn a_command_line_joined_with_the_tail_shows_as_typed(
             command in "[ -~]{0,80}",
             prompt in "[ -~]{0,12}[#$%>] ",
-            shell in proptest::sample::select(vec![Shell::Bash, Shell::Zsh, Shell::Posix]),
+            shell in proptest::sample::select(vec![Shell::Bash, Shell::Zsh, Shell::Posix, Shell::Fish]),
         ) {
             let typed = wrapper(shell, &command, "tp0123456789abcdef");
             // The first row filled the width: `capture-pane -J` joins it with the next.
