@@ -249,6 +249,19 @@ async fn sessions_made_outside_termpilot_are_tracked() {
     wait_for_journal(&engine, pane, cursor, "outside-5").await;
 }
 
+fn assert_no_session(err: &Error) {
+    assert!(
+        matches!(
+            err,
+            Error::NotFound {
+                kind: "session",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn missing_targets_are_clear_errors() {
     let tmux = TestTmux::new();
@@ -271,16 +284,7 @@ async fn missing_targets_are_clear_errors() {
     }
     assert_eq!(engine.resolve_pane("main:0.0").await.unwrap(), PaneId(0));
     let err = engine.kill_session("nosuch").await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::NotFound {
-                kind: "session",
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert_no_session(&err);
     let err = engine
         .create_session(&NewSession {
             name: Some("main".into()),
@@ -404,16 +408,7 @@ async fn session_names_match_exactly_never_as_prefixes() {
         .unwrap();
     // tmux alone would take "web" for "web-old".
     let err = engine.kill_session("web").await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::NotFound {
-                kind: "session",
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert_no_session(&err);
     let err = engine.resolve_pane("web:0.0").await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     let err = engine
