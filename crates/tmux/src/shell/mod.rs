@@ -42,7 +42,9 @@ use crate::error::{Error, Result};
 use crate::format::{Record, fields};
 use crate::ops::Input;
 
+mod proc;
 mod wrapper;
+use proc::{command_string, foreground_child, foreground_leader};
 pub use wrapper::{hide_wrappers, wrapper};
 
 /// How long a shell that is not (yet) at its prompt gets to get there.
@@ -420,69 +422,6 @@ fn clean_output(body: &[u8]) -> String {
         .to_owned()
 }
 
-/// A child of `shell` in the shell's own process group: a command the shell
-/// runs in the foreground without job control (as `sh -c` does), which tmux
-/// reports as the shell itself. Linux only; elsewhere nothing is found.
-fn foreground_child(shell: u32) -> Option<String> {
-    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).ok()?;
-    let shell_group = process_group(shell)?;
-    children
-        .split_whitespace()
-        .filter_map(|pid| pid.parse::<u32>().ok())
-        .filter(|&pid| process_group(pid) == Some(shell_group))
-        // A child that exited meanwhile has no name left: it is not busy.
-        .find_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok())
-        .map(|name| name.trim().to_owned())
-}
-
-/// The leader of the terminal's foreground process group, seen from the
-/// pane's first process: the interactive shell when it waits at its prompt
-/// (whether or not the pane's first process is that shell itself).
-fn foreground_leader(pane_pid: u32) -> Option<u32> {
-    stat_field(pane_pid, TPGID).filter(|&group| group > 0)
-}
-
-/// The command string of a shell started with `-c` (as tmux starts the
-/// command of `new-session CMD`), read from `/proc/PID/cmdline`; `None` for
-/// any other process.
-fn command_string(pid: u32) -> Option<String> {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let mut args = cmdline
-        .split(|&b| b == 0)
-        .map(|arg| String::from_utf8_lossy(arg).into_owned());
-    let program = args.next()?;
-    let name = program.rsplit('/').next().unwrap_or(&program);
-    Shell::from_command(name)?;
-    while let Some(arg) = args.next() {
-        if arg == "--" || !arg.starts_with('-') {
-            return None;
-        }
-        let short = !arg.starts_with("--");
-        if short && arg.contains('c') {
-            return args.next();
-        }
-    }
-    None
-}
-
-/// The process group of `pid`.
-fn process_group(pid: u32) -> Option<u32> {
-    stat_field(pid, PGRP)
-}
-
-/// Fields of `/proc/PID/stat`, counted from the one after the name.
-const PGRP: usize = 2;
-const TPGID: usize = 5;
-
-/// A numeric field of `/proc/PID/stat` (the name in parentheses before the
-/// fields may itself contain spaces and parentheses).
-fn stat_field(pid: u32, field: usize) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields = &stat[stat.rfind(')')? + 1..];
-    let value: i64 = fields.split_whitespace().nth(field)?.parse().ok()?;
-    u32::try_from(value).ok()
-}
-
 /// A random 64-bit hex nonce, from the standard library's per-process random
 /// hasher keys mixed with the time.
 fn nonce() -> String {
@@ -497,55 +436,6 @@ fn nonce() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The first `Some` from `probe`, polled for up to five seconds.
-    fn eventually<T>(mut probe: impl FnMut() -> Option<T>) -> Option<T> {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let found = probe();
-            if found.is_some() || Instant::now() >= deadline {
-                return found;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    #[test]
-    fn finds_a_foreground_child_of_a_shell() {
-        let mut shell = std::process::Command::new("sh")
-            .args(["-c", "sleep 5; true"])
-            .spawn()
-            .expect("sh runs");
-        let pid = shell.id();
-        // Until sh has exec'd sleep, the child is still called sh.
-        let child = eventually(|| foreground_child(pid).filter(|name| name == "sleep"));
-        let _ = shell.kill();
-        let _ = shell.wait();
-        assert_eq!(child.as_deref(), Some("sleep"));
-        assert_eq!(foreground_child(u32::MAX), None);
-    }
-
-    #[test]
-    fn tells_a_command_string_from_an_interactive_shell() {
-        let mut shell = std::process::Command::new("sh")
-            .args(["-ec", "sleep 5; true"])
-            .spawn()
-            .expect("sh runs");
-        // Until the forked child has exec'd sh, its command line is ours.
-        let script = eventually(|| command_string(shell.id()));
-        let mut sleep = std::process::Command::new("sleep")
-            .arg("5")
-            .spawn()
-            .expect("sleep runs");
-        let not_a_shell = command_string(sleep.id());
-        for child in [&mut shell, &mut sleep] {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        assert_eq!(script.as_deref(), Some("sleep 5; true"));
-        assert_eq!(not_a_shell, None);
-        assert_eq!(command_string(u32::MAX), None);
-    }
 
     #[test]
     fn recognises_shells() {
