@@ -168,8 +168,8 @@ pub(crate) const SPECS: &[Spec] = &[
         title: "Wait for a running command",
         description: "Keep waiting for a command that run_command left running after its \
             timeout; returns its exit code and output once it finishes. A command interrupted \
-            with C-c never reports an exit code: once the next run_command in that pane starts, \
-            this returns it as interrupted, with its output up to there.",
+            with C-c never reports an exit code: once its shell is idle at its prompt again \
+            (or the next run_command in that pane starts), this returns it as interrupted.",
         toolset: Toolset::ReadOnly,
         effect: Effect::Reads,
         input: input::<WaitForCommandParams>,

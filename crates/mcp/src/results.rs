@@ -255,8 +255,8 @@ pub struct CommandEntry {
     pub exit_code: Option<i32>,
     /// The command did not finish in time; it keeps running.
     pub timed_out: bool,
-    /// The command ended without reporting its exit code: the shell was back
-    /// at its prompt and took another run_command first, as after a C-c.
+    /// The command ended without reporting its exit code, as after a C-c: its
+    /// shell is idle at its prompt again, or took another run_command.
     pub interrupted: bool,
     /// Give this to wait_for_command to pick up a command that timed out.
     pub command_id: Option<String>,

@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, wait_for_journal};
-use termpilot_tmux::{ChannelOutcome, Engine, Error, NewSession, PaneId};
+use termpilot_tmux::{ChannelOutcome, Engine, Error, Input, NewSession, PaneId};
 
 async fn connect(tmux: &TestTmux) -> Engine {
     Engine::connect(tmux.config()).await.expect("connect")
@@ -181,4 +181,31 @@ async fn run_commands_in_one_pane_take_turns() {
     assert_eq!((first.exit_code, first.output.as_str()), (Some(0), "A:"));
     assert!(!first.interrupted);
     assert_eq!((second.exit_code, second.output.as_str()), (Some(0), "B"));
+}
+
+#[tokio::test]
+async fn a_command_waiting_in_a_builtin_is_not_taken_for_interrupted() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, "bash").await;
+    let short = Duration::from_millis(300);
+    let started = engine
+        .run_command(pane, "read line; echo got:$line", short)
+        .await
+        .unwrap();
+    assert_eq!((started.exit_code, started.interrupted), (None, false));
+    // The shell is idle in the foreground, but not under its prompt.
+    let waiting = engine.wait_for_command(&started.id, short).await.unwrap();
+    assert_eq!((waiting.exit_code, waiting.interrupted), (None, false));
+    let input = Input {
+        text: Some("typed".into()),
+        enter: true,
+        ..Input::default()
+    };
+    engine.send_input(pane, &input).await.unwrap();
+    let done = engine.wait_for_command(&started.id, LIMIT).await.unwrap();
+    assert_eq!(
+        (done.exit_code, done.output.as_str()),
+        (Some(0), "typed\ngot:typed")
+    );
 }

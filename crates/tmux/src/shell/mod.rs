@@ -52,7 +52,8 @@ const PROMPT_GRACE: Duration = Duration::from_millis(1500);
 
 /// Whether a pane's shell can take a command now.
 enum Prompt {
-    Ready(Shell),
+    /// At its prompt; with the shell's pid when `/proc` tells it.
+    Ready(Shell, Option<u32>),
     /// Not now, maybe in a moment.
     Busy(String),
     /// Not without the caller doing something.
@@ -107,9 +108,9 @@ pub struct CommandReport {
     pub start_cursor: u64,
     /// Bytes of its output lost to eviction.
     pub lost_bytes: u64,
-    /// The command ended without its exit code: the shell took the next
-    /// `run_command` before the end marker came (a C-c makes the shell
-    /// drop the rest of the wrapper's line). `exit_code` is then `None`.
+    /// The command ended without its exit code (a C-c makes the shell drop
+    /// the rest of the wrapper's line): its shell is idle under its prompt
+    /// again, or took the next `run_command`. `exit_code` is then `None`.
     pub interrupted: bool,
 }
 
@@ -123,6 +124,11 @@ pub(crate) struct Running {
     /// Where the next command typed into the pane began, once there is one:
     /// this command's output can go no further.
     cut: Option<u64>,
+    /// The shell that took the command, and its prompt as shown before it
+    /// (when known): the same shell idle in the foreground under the same
+    /// prompt means the command ended without its end marker.
+    shell_pid: Option<u32>,
+    prompt: Option<String>,
 }
 
 /// Commands that timed out and may be picked up later, by id.
@@ -138,6 +144,8 @@ pub(crate) struct RunningCommands {
 struct Progress {
     exit_code: Option<i32>,
     interrupted: bool,
+    /// The start marker was seen: the shell began the command.
+    started: bool,
     output: String,
     cursor: u64,
     lost: u64,
@@ -163,7 +171,9 @@ impl Engine {
                     .into(),
             });
         };
-        let shell = self.shell_at_prompt(pane).await?;
+        let (shell, shell_pid) = self.shell_at_prompt(pane).await?;
+        // Taken before typing: the echo goes on the prompt's line.
+        let prompt = self.read_journal(pane, shown_prompt);
         let nonce = nonce();
         let input = Input {
             text: Some(wrapper(shell, command, &nonce)),
@@ -178,6 +188,8 @@ impl Engine {
             cursor,
             started,
             cut: None,
+            shell_pid,
+            prompt,
         };
         self.commands(|commands| {
             // The shell was at its prompt, so an earlier command in this pane
@@ -215,8 +227,11 @@ impl Engine {
         let started_at = crate::person::unix_nanos();
         loop {
             let cut = self.commands(|commands| commands.by_id.get(&running.nonce)?.cut);
-            let progress =
+            let mut progress =
                 self.read_journal(running.pane, |journal| progress(journal, running, cut));
+            if progress.exit_code.is_none() && !progress.interrupted && progress.started {
+                self.notice_prompt_back(running, &mut progress);
+            }
             if progress.exit_code.is_some() || progress.interrupted {
                 self.commands(|commands| commands.by_id.remove(&running.nonce));
                 return Ok(report(running, progress));
@@ -245,6 +260,25 @@ impl Engine {
         }
     }
 
+    /// Marks the command interrupted when its shell is back: idle in the
+    /// foreground (no child) under the very prompt it showed before the
+    /// command. A C-c ends a command that way, with no end marker. A
+    /// command busy in a builtin (`read`) is not under that prompt, and a
+    /// nested shell is another process.
+    fn notice_prompt_back(&self, running: &Running, progress: &mut Progress) {
+        let (Some(shell), Some(prompt)) = (running.shell_pid, &running.prompt) else {
+            return;
+        };
+        let shown = self.read_journal(running.pane, shown_prompt);
+        if shown.as_ref() != Some(prompt) || !proc::idle_in_foreground(shell) {
+            return;
+        }
+        progress.interrupted = true;
+        if let Some(output) = progress.output.trim_end().strip_suffix(prompt.as_str()) {
+            progress.output = output.trim_end_matches('\n').to_owned();
+        }
+    }
+
     /// Runs `f` on the table of commands left running. A std `Mutex`: `f`
     /// is a map lookup or update.
     fn commands<R>(&self, f: impl FnOnce(&mut RunningCommands) -> R) -> R {
@@ -265,14 +299,14 @@ impl Engine {
     }
 
     /// The pane's shell, if the pane shows a shell waiting at its prompt.
-    async fn shell_at_prompt(&self, pane: PaneId) -> Result<Shell> {
+    async fn shell_at_prompt(&self, pane: PaneId) -> Result<(Shell, Option<u32>)> {
         // A shell that just finished a command may still be drawing its
         // prompt (a PROMPT_COMMAND, a git-aware prompt): give it a moment
         // before calling it busy.
         let deadline = Instant::now() + PROMPT_GRACE;
         loop {
             match self.prompt_state(pane).await? {
-                Prompt::Ready(shell) => return Ok(shell),
+                Prompt::Ready(shell, pid) => return Ok((shell, pid)),
                 Prompt::Never(why) => return Err(Error::NotAtPrompt { pane, why }),
                 Prompt::Busy(why) if Instant::now() >= deadline => {
                     return Err(Error::NotAtPrompt { pane, why });
@@ -333,7 +367,7 @@ impl Engine {
             )));
         }
         Ok(match Shell::from_command(program) {
-            Some(shell) => Prompt::Ready(shell),
+            Some(shell) => Prompt::Ready(shell, leader),
             None => Prompt::Busy(format!(
                 "{program:?} is running in the foreground, not a shell at its prompt (a running \
                  command, a REPL or another program); wait for it, or use send_keys and \
@@ -394,6 +428,7 @@ fn progress(journal: &termpilot_journal::Journal, running: &Running, cut: Option
     Progress {
         exit_code: None,
         interrupted: cut.is_some(),
+        started: body_start.is_some(),
         output: clean_output(body),
         cursor: cut.unwrap_or_else(|| journal.end()),
         lost: read.lost,
@@ -410,6 +445,7 @@ fn finished(
     Progress {
         exit_code: exit_code.or(Some(-1)),
         interrupted: false,
+        started: true,
         output: clean_output(body),
         cursor: running.cursor + lost + after as u64,
         lost,
@@ -421,6 +457,18 @@ fn clean_output(body: &[u8]) -> String {
         .trim_end_matches('\n')
         .to_owned()
 }
+
+/// The text of the journal's unfinished last line, as cleaned: a shell's
+/// prompt while it waits. `None` when there is none.
+fn shown_prompt(journal: &termpilot_journal::Journal) -> Option<String> {
+    let view = journal.lines(journal.end().saturating_sub(PROMPT_BYTES));
+    view.partial
+        .map(|line| line.trim_end().to_owned())
+        .filter(|line| !line.is_empty())
+}
+
+/// How far back [`shown_prompt`] reads: more than any prompt line.
+const PROMPT_BYTES: u64 = 4096;
 
 /// A random 64-bit hex nonce, from the standard library's per-process random
 /// hasher keys mixed with the time.
@@ -460,6 +508,8 @@ mod tests {
             cursor: journal.end(),
             started: Instant::now(),
             cut: None,
+            shell_pid: None,
+            prompt: None,
         };
         journal.append(typed.as_bytes());
         journal.append(format!("\x1b]7770;{nonce};start\x07").as_bytes());
@@ -484,6 +534,8 @@ mod tests {
             cursor: 0,
             started: Instant::now(),
             cut: None,
+            shell_pid: None,
+            prompt: None,
         };
         journal.append(format!("\x1b]7770;{nonce};start\x07partial\r\n^C\r\n$ ").as_bytes());
         let next = journal.end();
@@ -506,6 +558,8 @@ mod tests {
             cursor: 0,
             started: Instant::now(),
             cut: None,
+            shell_pid: None,
+            prompt: None,
         };
         journal.append(b"\x1b]7770;tpreal;start\x07echo\r\n\x1b]7770;tpfake;0\x07 \\033]7770;tpreal;0\\007\r\n");
         assert_eq!(progress(&journal, &running, None).exit_code, None);

@@ -49,6 +49,12 @@ pub(super) fn command_string(pid: u32) -> Option<String> {
     None
 }
 
+/// Whether `shell` has the terminal again and runs nothing: its process
+/// group is the foreground one and it has no child in it.
+pub(super) fn idle_in_foreground(shell: u32) -> bool {
+    stat_field(shell, TPGID) == Some(shell) && foreground_child(shell).is_none()
+}
+
 /// The process group of `pid`.
 fn process_group(pid: u32) -> Option<u32> {
     stat_field(pid, PGRP)
