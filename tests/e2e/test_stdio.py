@@ -368,6 +368,14 @@ def test_serves_utf8_without_a_locale_in_the_environment(tp: Termpilot, tmp_path
         pane = await raw_sink(client, "bare-env", out, len(text.encode()))
         await client.ok("send_keys", {"pane": pane, "text": text, "enter": False})
         assert await wait_for_file(out, len(text.encode())) == text.encode()
+
+        # head has its bytes, so its session ends. tmux 3.3a can crash when a
+        # control client connects (as create_session does) while another is
+        # being detached from an ending session: let that finish first.
+        async def sink_gone() -> bool:
+            return "bare-env" not in await client.session_names()
+
+        await poll(sink_gone, 5.0, "the bare-env session to end")
         echo = await shell(client, "bare-echo")
         await client.ok("send_keys", {"pane": echo, "text": "echo tp-utf8-é-日本"})
 

@@ -196,6 +196,12 @@ pub(crate) async fn spawn(
     args: Vec<OsString>,
     session: Option<SessionId>,
 ) -> Result<(ClientHandle, Reply)> {
+    // tmux 3.3a writes `%client-detached` to every control client, even one
+    // still identifying itself, which crashes the server. A client of ours
+    // being detached (its session ended) is the likely source: let those
+    // departures finish before connecting another.
+    let mut departing = shared.departing.subscribe();
+    let _ = tokio::time::timeout(SETTLE, departing.wait_for(|&n| n == 0)).await;
     let config = &shared.config;
     let mut child = config
         .tmux_command()
@@ -221,6 +227,7 @@ pub(crate) async fn spawn(
         leaving: false,
         internal: Vec::new(),
         touched: Vec::new(),
+        departing: false,
         stdin,
     };
     tokio::spawn(task.run(child, stdout, rx));
@@ -235,6 +242,9 @@ pub(crate) async fn spawn(
     };
     Ok((ClientHandle { id, session, tx }, first))
 }
+
+/// The longest a new client waits for departing ones.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// `new-session -P -F '#{session_id}...'` puts the new ids first in its reply.
 fn session_from_first_reply(first: &Reply) -> Result<SessionId> {
@@ -261,6 +271,8 @@ struct ClientTask {
     internal: Vec<Vec<u8>>,
     /// Panes whose journals grew during the current read.
     touched: Vec<PaneId>,
+    /// tmux said `%exit`: counted in `Shared::departing` until the end.
+    departing: bool,
     stdin: ChildStdin,
 }
 
@@ -384,6 +396,9 @@ impl ClientTask {
             Event::Continue { .. } => {}
             Event::Exit { reason } => {
                 tracing::debug!(client = self.id.0, ?reason, "control client exiting");
+                if !std::mem::replace(&mut self.departing, true) {
+                    self.shared.departing.send_modify(|n| *n += 1);
+                }
             }
             Event::Notification(notification) => self.handle_notification(notification),
         }
@@ -492,6 +507,11 @@ impl ClientTask {
         }
         let _ = child.start_kill();
         let _ = child.wait().await;
+        if self.departing {
+            self.shared
+                .departing
+                .send_modify(|n| *n = n.saturating_sub(1));
+        }
         tracing::debug!(client = self.id.0, %reason, "control client ended");
     }
 }

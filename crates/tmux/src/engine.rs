@@ -38,6 +38,9 @@ pub(crate) struct Shared {
     /// Bumped whenever tmux reports windows, panes or sessions changing, so
     /// waits can check whether their pane still exists.
     panes_changed: watch::Sender<u64>,
+    /// Control clients that tmux told to exit (`%exit`) and that have not
+    /// ended yet (see `client::spawn`).
+    pub(crate) departing: watch::Sender<usize>,
     /// Wakes the supervisor; capacity one, since one wake covers any number
     /// of changes.
     wake: tokio::sync::mpsc::Sender<()>,
@@ -151,6 +154,7 @@ impl Engine {
             sessions_dirty: AtomicBool::new(false),
             panes_dirty: AtomicBool::new(false),
             panes_changed: watch::Sender::new(0),
+            departing: watch::Sender::new(0),
             wake,
         });
         let engine = Engine { shared };
