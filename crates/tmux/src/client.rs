@@ -244,7 +244,7 @@ pub(crate) async fn spawn(
 }
 
 /// The longest a new client waits for departing ones.
-const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+pub(crate) const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// `new-session -P -F '#{session_id}...'` puts the new ids first in its reply.
 fn session_from_first_reply(first: &Reply) -> Result<SessionId> {

@@ -421,6 +421,25 @@ impl Engine {
         run(&client, command).await
     }
 
+    /// Waits (at most a couple of seconds) until the control client of a
+    /// session that was just killed has ended: connecting another client
+    /// while tmux detaches that one can crash tmux 3.3a (see
+    /// `client::spawn`), and an agent often creates a session right after
+    /// killing one.
+    pub(crate) async fn await_client_gone(&self, session: SessionId) {
+        let mut changed = self.panes_changed();
+        let gone = async {
+            while self.shared.client_for_session(session).is_some() {
+                if changed.changed().await.is_err() {
+                    return;
+                }
+            }
+            let mut departing = self.shared.departing.subscribe();
+            let _ = departing.wait_for(|&n| n == 0).await;
+        };
+        let _ = tokio::time::timeout(client::SETTLE, gone).await;
+    }
+
     /// A receiver that changes whenever tmux reports windows, panes or
     /// sessions changing.
     pub fn panes_changed(&self) -> watch::Receiver<u64> {

@@ -449,6 +449,7 @@ impl Engine {
         self.command(Command::new("kill-session").opt("-t", killed.session.to_string()))
             .await?;
         self.forget(&killed);
+        self.await_client_gone(killed.session).await;
         Ok(killed)
     }
 
