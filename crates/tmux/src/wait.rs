@@ -93,13 +93,18 @@ pub struct WaitReport {
     pub in_mode: bool,
 }
 
-/// Pane state read when a wait ends.
-#[derive(Debug, Clone, Copy, Default)]
-struct PaneFacts {
-    exists: bool,
-    dead: bool,
-    alternate_screen: bool,
-    in_mode: bool,
+/// A pane's state, in one query: read when a wait ends, when waits check
+/// that their pane lives, and by `run_command` before it types.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PaneFacts {
+    pub(crate) exists: bool,
+    pub(crate) dead: bool,
+    pub(crate) alternate_screen: bool,
+    pub(crate) in_mode: bool,
+    /// tmux's name for the foreground program.
+    pub(crate) current_command: String,
+    /// The pid of the pane's first process.
+    pub(crate) pid: Option<u32>,
 }
 
 /// Where a scan left off.
@@ -266,7 +271,7 @@ impl Engine {
         Ok(cursor)
     }
 
-    async fn pane_facts(&self, pane: PaneId) -> Result<PaneFacts> {
+    pub(crate) async fn pane_facts(&self, pane: PaneId) -> Result<PaneFacts> {
         let query = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
@@ -275,6 +280,8 @@ impl Engine {
                 "pane_dead",
                 "alternate_on",
                 "pane_in_mode",
+                "pane_current_command",
+                "pane_pid",
             ]));
         let reply = self.command(query).await?;
         let text = reply.text();
@@ -284,6 +291,8 @@ impl Engine {
             dead: record.flag(1),
             alternate_screen: record.flag(2),
             in_mode: record.flag(3),
+            current_command: record.str(4).to_owned(),
+            pid: record.parse(5).ok(),
         })
     }
 

@@ -34,12 +34,11 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
-use termpilot_control::{Command, PaneId};
+use termpilot_control::PaneId;
 use tokio::time::Instant;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::format::{Record, fields};
 use crate::ops::Input;
 
 mod proc;
@@ -317,41 +316,28 @@ impl Engine {
     }
 
     async fn prompt_state(&self, pane: PaneId) -> Result<Prompt> {
-        let query = Command::new("display-message")
-            .flag("-p")
-            .opt("-t", pane.to_string())
-            .arg(fields(&[
-                "pane_id",
-                "pane_current_command",
-                "alternate_on",
-                "pane_in_mode",
-                "pane_dead",
-                "pane_pid",
-            ]));
-        let reply = self.command(query).await?;
-        let text = reply.text();
-        let record = Record::new("display-message", &text);
-        if record.str(0) != pane.to_string() {
+        let facts = self.pane_facts(pane).await?;
+        if !facts.exists {
             return Err(Error::NotFound {
                 kind: "pane",
                 target: pane.to_string(),
                 hint: "call list_panes to see the panes",
             });
         }
-        let program = record.str(1);
-        if record.flag(4) {
+        let program = facts.current_command.as_str();
+        if facts.dead {
             return Ok(Prompt::Never("its program has exited".into()));
         }
-        if record.flag(3) {
+        if facts.in_mode {
             let why = "it is in copy mode; send the key q (or Escape) to leave it";
             return Ok(Prompt::Never(why.into()));
         }
-        if record.flag(2) {
+        if facts.alternate_screen {
             return Ok(Prompt::Never(format!(
                 "a full-screen program ({program}) is running"
             )));
         }
-        let leader = record.parse::<u32>(5).ok().and_then(foreground_leader);
+        let leader = facts.pid.and_then(foreground_leader);
         if let Some(child) = leader.and_then(foreground_child) {
             return Ok(Prompt::Busy(format!(
                 "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
