@@ -321,28 +321,30 @@ impl Engine {
         }
         // display-message falls back to the session's current pane when the
         // window or pane part of a target names nothing ("work:9.4" would be
-        // some other pane); capture-pane refuses such a target, so it checks
-        // first. One line of the screen is the cheapest capture.
+        // some other pane); capture-pane refuses such a target, so its answer
+        // decides. One line of the screen is the cheapest capture. Both go in
+        // one write.
         let exact = exact(target, false);
-        self.command(
-            Command::new("capture-pane")
-                .flag("-p")
-                .opt("-t", &*exact)
-                .opt("-S", "0")
-                .opt("-E", "0"),
-        )
-        .await
-        .map_err(|e| not_found_pane(e, target))?;
-        let reply = self
-            .command(
-                Command::new("display-message")
-                    .flag("-p")
-                    .opt("-t", &*exact)
-                    .arg("#{pane_id}"),
-            )
+        let check = Command::new("capture-pane")
+            .flag("-p")
+            .opt("-t", &*exact)
+            .opt("-S", "0")
+            .opt("-E", "0");
+        let id = Command::new("display-message")
+            .flag("-p")
+            .opt("-t", &*exact)
+            .arg("#{pane_id}");
+        let client = self.primary().await?;
+        let mut answers = client
+            .call_many(vec![call(check, None)?, call(id, None)?])
             .await
-            .map_err(|e| not_found_pane(e, target))?;
-        reply.text().trim().parse().map_err(|_| Error::NotFound {
+            .into_iter();
+        let mut next = || {
+            let answer = answers.next().expect("one answer per call")?;
+            ok_reply(answer).map_err(|e| not_found_pane(e, target))
+        };
+        next()?;
+        next()?.text().trim().parse().map_err(|_| Error::NotFound {
             kind: "pane",
             target: target.to_owned(),
             hint: "call list_panes to see the panes",
