@@ -3,15 +3,15 @@
 //! libFuzzer through `cargo fuzz` on nightly (`fuzz_targets/`).
 #![deny(missing_docs)]
 
-use termpilot_control::{CommandError, Event, Parser, quote, unquote};
+use termpilot_control::{CommandError, Parser, quote, unquote};
 
 /// Feeds `data` to a control-mode parser whole and in chunks whose sizes are derived
 /// from the data itself, and checks that the parser never panics, that chunking does
 /// not change the events, and that no line yields more than one event.
 pub fn check_control_parser(data: &[u8]) {
-    let whole = parse_in_chunks(data, &[usize::MAX]);
+    let whole = Parser::parse_in_chunks(data, &[usize::MAX]);
     let sizes = chunk_sizes(data);
-    let chunked = parse_in_chunks(data, &sizes);
+    let chunked = Parser::parse_in_chunks(data, &sizes);
     assert_eq!(whole, chunked, "chunk sizes {sizes:?} changed the events");
     let lines = data.iter().filter(|&&byte| byte == b'\n').count();
     assert!(
@@ -83,21 +83,4 @@ fn chunk_sizes(data: &[u8]) -> Vec<usize> {
         .map(|&byte| usize::from(byte % 16) + 1)
         .collect();
     if sizes.is_empty() { vec![1] } else { sizes }
-}
-
-/// Feeds `input` in pieces of the given sizes (cycling) and drains events after each.
-pub fn parse_in_chunks(input: &[u8], sizes: &[usize]) -> Vec<Event> {
-    let mut parser = Parser::new();
-    let mut events = Vec::new();
-    let mut rest = input;
-    for &size in sizes.iter().cycle() {
-        if rest.is_empty() {
-            break;
-        }
-        let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
-        parser.feed(chunk);
-        events.extend(std::iter::from_fn(|| parser.next_event()));
-        rest = tail;
-    }
-    events
 }

@@ -85,6 +85,26 @@ impl Parser {
         self.buffer.len() - self.start
     }
 
+    /// Parses a whole stream fed in pieces of the given sizes (cycling through
+    /// them; a size of 0 counts as 1), draining the events after each piece.
+    /// The events never depend on the split, which is what tests and fuzz
+    /// checks compare.
+    pub fn parse_in_chunks(input: &[u8], sizes: &[usize]) -> Vec<Event> {
+        let mut parser = Parser::new();
+        let mut events = Vec::new();
+        let mut rest = input;
+        for &size in sizes.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
+            parser.feed(chunk);
+            events.extend(std::iter::from_fn(|| parser.next_event()));
+            rest = tail;
+        }
+        events
+    }
+
     /// Consumes the next complete line and returns where it lies in the buffer,
     /// without its line end (`\n`, or `\r\n`).
     fn next_line(&mut self) -> Option<Range<usize>> {
@@ -190,25 +210,8 @@ mod tests {
     const SESSION: &[u8] = include_bytes!("../tests/fixtures/session.txt");
     const PAUSE: &[u8] = include_bytes!("../tests/fixtures/pause.txt");
 
-    /// Feeds `input` in pieces of the given sizes (cycling), draining after each.
-    fn parse_in_chunks(input: &[u8], sizes: &[usize]) -> Vec<Event> {
-        let mut parser = Parser::new();
-        let mut events = Vec::new();
-        let mut rest = input;
-        for &size in sizes.iter().cycle() {
-            if rest.is_empty() {
-                break;
-            }
-            let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
-            parser.feed(chunk);
-            events.extend(std::iter::from_fn(|| parser.next_event()));
-            rest = tail;
-        }
-        events
-    }
-
     fn parse_all(input: &[u8]) -> Vec<Event> {
-        parse_in_chunks(input, &[usize::MAX])
+        Parser::parse_in_chunks(input, &[usize::MAX])
     }
 
     fn replies(events: &[Event]) -> Vec<&Reply> {
@@ -293,7 +296,7 @@ mod tests {
     #[test]
     fn byte_at_a_time_gives_the_same_events() {
         for fixture in [SESSION, PAUSE] {
-            assert_eq!(parse_in_chunks(fixture, &[1]), parse_all(fixture));
+            assert_eq!(Parser::parse_in_chunks(fixture, &[1]), parse_all(fixture));
         }
     }
 
@@ -302,7 +305,7 @@ mod tests {
         let whole = parse_all(PAUSE);
         for split in 0..=PAUSE.len() {
             assert_eq!(
-                parse_in_chunks(PAUSE, &[split.max(1), usize::MAX]),
+                Parser::parse_in_chunks(PAUSE, &[split.max(1), usize::MAX]),
                 whole,
                 "split {split}"
             );
@@ -426,7 +429,7 @@ mod tests {
         let mut line = b"%output %2 ".to_vec();
         line.extend_from_slice(&data);
         line.push(b'\n');
-        let events = parse_in_chunks(&line, &[7, 13]);
+        let events = Parser::parse_in_chunks(&line, &[7, 13]);
         assert_eq!(
             events,
             vec![Event::Output {
@@ -480,17 +483,17 @@ mod tests {
                 stream.push(b'\n');
             }
             let expected: Vec<Event> = records.iter().map(|(pane, data)| output(*pane, data)).collect();
-            prop_assert_eq!(parse_in_chunks(&stream, &sizes), expected);
+            prop_assert_eq!(Parser::parse_in_chunks(&stream, &sizes), expected);
         }
 
         #[test]
         fn fixture_in_random_chunks_gives_the_same_events(sizes in prop::collection::vec(1usize..64, 1..16)) {
-            prop_assert_eq!(parse_in_chunks(SESSION, &sizes), parse_all(SESSION));
+            prop_assert_eq!(Parser::parse_in_chunks(SESSION, &sizes), parse_all(SESSION));
         }
 
         #[test]
         fn arbitrary_input_never_panics(input in prop::collection::vec(any::<u8>(), 0..512), sizes in prop::collection::vec(1usize..32, 1..4)) {
-            let events = parse_in_chunks(&input, &sizes);
+            let events = Parser::parse_in_chunks(&input, &sizes);
             let lines = input.iter().filter(|&&byte| byte == b'\n').count();
             prop_assert!(events.len() <= lines);
         }
