@@ -5,40 +5,17 @@ mod support;
 
 use std::time::Duration;
 
-use support::{LIMIT, TestTmux, wait_for_journal};
-use termpilot_tmux::{ChannelOutcome, Engine, Error, Input, NewSession, PaneId};
+use support::{LIMIT, TestTmux, shell_installed, shell_pane};
+use termpilot_tmux::{ChannelOutcome, Engine, Error, Input, NewSession};
 
 async fn connect(tmux: &TestTmux) -> Engine {
     Engine::connect(tmux.config()).await.expect("connect")
 }
 
-/// A pane running `shell` with a recognisable prompt, ready for commands.
-async fn shell_pane(engine: &Engine, shell: &str) -> PaneId {
-    let command = match shell {
-        "zsh" => "exec env PS1='zsh-ready%# ' zsh -f",
-        "sh" => "exec env PS1='sh-ready$ ' sh",
-        // No history file, no greeting, a known prompt.
-        "fish" => {
-            "exec fish --no-config -C 'set -g fish_history \"\"; set -g fish_greeting \"\"; \
-             function fish_prompt; echo -n \"fish-ready> \"; end'"
-        }
-        _ => "exec env PS1='bash-ready$ ' bash --norc --noprofile",
-    };
-    let created = engine
-        .create_session(&NewSession {
-            command: Some(command.into()),
-            ..NewSession::default()
-        })
-        .await
-        .unwrap();
-    wait_for_journal(engine, created.pane, 0, "-ready").await;
-    created.pane
-}
-
 async fn check_shell(shell: &str) {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = shell_pane(&engine, shell).await;
+    let pane = shell_pane(&engine, shell, None).await;
     let run = |command: &'static str| {
         let engine = engine.clone();
         async move { engine.run_command(pane, command, LIMIT).await.unwrap() }
@@ -72,32 +49,16 @@ async fn run_command_in_posix_sh() {
     check_shell("sh").await;
 }
 
-/// Whether `shell` runs here with the options `shell_pane` gives it (`-f`
-/// for zsh, `--no-config` for fish 3.6+); says so on stderr when it does not.
-fn installed(shell: &str, option: &str) -> bool {
-    let found = std::process::Command::new(shell)
-        .args([option, "-c", "true"])
-        .status()
-        .is_ok_and(|status| status.success());
-    if !found {
-        eprintln!(
-            "{shell} {option} cannot run here: its run_command test checks nothing \
-             (scripts/test installs {shell})"
-        );
-    }
-    found
-}
-
 #[tokio::test]
 async fn run_command_in_zsh() {
-    if installed("zsh", "-f") {
+    if shell_installed("zsh") {
         check_shell("zsh").await;
     }
 }
 
 #[tokio::test]
 async fn run_command_in_fish() {
-    if installed("fish", "--no-config") {
+    if shell_installed("fish") {
         check_shell("fish").await;
     }
 }
@@ -165,7 +126,7 @@ async fn run_command_refuses_a_shell_running_a_command_string() {
 async fn run_commands_in_one_pane_take_turns() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = shell_pane(&engine, "bash").await;
+    let pane = shell_pane(&engine, "bash", None).await;
     let first = {
         let engine = engine.clone();
         // A builtin that reads its input: the shell has no child, so it
@@ -187,7 +148,7 @@ async fn run_commands_in_one_pane_take_turns() {
 async fn a_command_waiting_in_a_builtin_is_not_taken_for_interrupted() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = shell_pane(&engine, "bash").await;
+    let pane = shell_pane(&engine, "bash", None).await;
     let short = Duration::from_millis(300);
     let started = engine
         .run_command(pane, "read line; echo got:$line", short)

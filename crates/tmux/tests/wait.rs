@@ -4,7 +4,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{LIMIT, TestTmux};
+use support::{LIMIT, TestTmux, shell_installed, shell_pane};
 use termpilot_tmux::{Engine, Input, Needle, NewSession, Outcome, TextWait};
 
 async fn connect(tmux: &TestTmux) -> Engine {
@@ -236,34 +236,13 @@ async fn a_person_cancelling_ends_the_wait() {
 /// terminal wrap. Either way only the program's output matches.
 #[tokio::test]
 async fn the_echo_of_a_wrapped_command_line_never_matches() {
-    let zsh = std::process::Command::new("zsh")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if !zsh {
-        eprintln!("zsh is not installed: only bash is checked (scripts/test installs zsh)");
-    }
-    let shells = [
-        Some("exec env PS1='bash-ready$ ' bash --norc --noprofile"),
-        zsh.then_some("exec env PS1='zsh-ready%# ' zsh -f"),
-    ];
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    for command in shells.into_iter().flatten() {
-        let created = engine
-            .create_session(&NewSession {
-                command: Some(command.into()),
-                width: Some(40),
-                ..NewSession::default()
-            })
-            .await
-            .unwrap();
-        let pane = created.pane;
-        let ready = engine
-            .wait_for_text(pane, &wait_for("-ready", Some(0), LIMIT))
-            .await
-            .unwrap();
-        assert_eq!(ready.outcome, Outcome::Matched, "{command}");
+    let shells = ["bash", "zsh"]
+        .into_iter()
+        .filter(|shell| shell_installed(shell));
+    for shell in shells {
+        let pane = shell_pane(&engine, shell, Some(40)).await;
         // 30 y: on two rows of 40 columns, with the mark whole on the second.
         let output = format!("{} LONG-MARK", "y".repeat(30));
         let cursor = engine
@@ -274,8 +253,8 @@ async fn the_echo_of_a_wrapped_command_line_never_matches() {
             .wait_for_text(pane, &wait_for("LONG-MARK", Some(cursor), LIMIT))
             .await
             .unwrap();
-        assert_eq!(found.outcome, Outcome::Matched, "{command}");
-        assert_eq!(found.found.unwrap().line, output, "{command}");
+        assert_eq!(found.outcome, Outcome::Matched, "{shell}");
+        assert_eq!(found.found.unwrap().line, output, "{shell}");
     }
 }
 

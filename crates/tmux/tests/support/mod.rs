@@ -133,3 +133,54 @@ pub async fn read_sink(path: &std::path::Path, len: usize) -> Vec<u8> {
     .await
     .unwrap_or_else(|| std::fs::read(path).unwrap_or_default())
 }
+
+/// The command of a pane running `shell` ("bash", "zsh", "fish" or "sh")
+/// with no start-up files and a prompt containing `-ready`.
+pub fn shell_command(shell: &str) -> &'static str {
+    match shell {
+        "zsh" => "exec env PS1='zsh-ready%# ' zsh -f",
+        "sh" => "exec env PS1='sh-ready$ ' sh",
+        // No history file, no greeting, a known prompt.
+        "fish" => {
+            "exec fish --no-config -C 'set -g fish_history \"\"; set -g fish_greeting \"\"; \
+             function fish_prompt; echo -n \"fish-ready> \"; end'"
+        }
+        _ => "exec env PS1='bash-ready$ ' bash --norc --noprofile",
+    }
+}
+
+/// Whether `shell` runs here with the options [`shell_command`] gives it
+/// (`-f` for zsh, `--no-config` for fish 3.6+); says so on stderr when it
+/// does not, for tests that then check less.
+pub fn shell_installed(shell: &str) -> bool {
+    let option = match shell {
+        "zsh" => "-f",
+        "fish" => "--no-config",
+        _ => "-e",
+    };
+    let found = Command::new(shell)
+        .args([option, "-c", "true"])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        eprintln!(
+            "{shell} {option} cannot run here: its tests check less (scripts/test installs {shell})"
+        );
+    }
+    found
+}
+
+/// A pane running `shell` (see [`shell_command`]), `width` columns wide if
+/// given, once its prompt shows.
+pub async fn shell_pane(engine: &Engine, shell: &str, width: Option<u16>) -> PaneId {
+    let created = engine
+        .create_session(&NewSession {
+            command: Some(shell_command(shell).into()),
+            width,
+            ..NewSession::default()
+        })
+        .await
+        .expect("create a shell session");
+    wait_for_journal(engine, created.pane, 0, "-ready").await;
+    created.pane
+}
