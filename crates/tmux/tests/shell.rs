@@ -170,3 +170,20 @@ async fn a_command_waiting_in_a_builtin_is_not_taken_for_interrupted() {
         (Some(0), "typed\ngot:typed")
     );
 }
+
+#[tokio::test]
+async fn a_long_output_is_whole_and_the_command_finished() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, "bash", None).await;
+    let report = engine
+        .run_command(pane, "seq 1 200000", LIMIT)
+        .await
+        .unwrap();
+    // The prompt comes right after the end marker: it must not make the
+    // command look interrupted.
+    assert_eq!((report.exit_code, report.interrupted), (Some(0), false));
+    let lines: Vec<&str> = report.output.lines().collect();
+    assert_eq!(lines.len(), 200_000);
+    assert_eq!((lines[0], lines[199_999]), ("1", "200000"));
+}

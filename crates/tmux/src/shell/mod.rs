@@ -225,15 +225,14 @@ impl Engine {
         let mut cancels = self.shared.panes.cancels(running.pane);
         let started_at = crate::person::unix_nanos();
         loop {
-            let cut = self.commands(|commands| commands.by_id.get(&running.nonce)?.cut);
-            let mut progress =
-                self.read_journal(running.pane, |journal| progress(journal, running, cut));
-            if progress.exit_code.is_none() && !progress.interrupted && progress.started {
-                self.notice_prompt_back(running, &mut progress);
-            }
-            if progress.exit_code.is_some() || progress.interrupted {
-                self.commands(|commands| commands.by_id.remove(&running.nonce));
-                return Ok(report(running, progress));
+            // Only the markers on each wake-up: the output is cleaned once, at the end.
+            let seen = self.progress(running, false);
+            let back = seen.exit_code.is_none()
+                && !seen.interrupted
+                && seen.started
+                && self.prompt_back(running);
+            if seen.exit_code.is_some() || seen.interrupted || back {
+                return Ok(self.final_report(running, back));
             }
             tokio::select! {
                 changed = journal_rx.changed() => {
@@ -254,28 +253,49 @@ impl Engine {
                         });
                     }
                 }
-                () = tokio::time::sleep_until(deadline) => return Ok(report(running, progress)),
+                () = tokio::time::sleep_until(deadline) => return Ok(self.final_report(running, false)),
             }
         }
     }
 
-    /// Marks the command interrupted when its shell is back: idle in the
-    /// foreground (no child) under the very prompt it showed before the
-    /// command. A C-c ends a command that way, with no end marker. A
-    /// command busy in a builtin (`read`) is not under that prompt, and a
-    /// nested shell is another process.
-    fn notice_prompt_back(&self, running: &Running, progress: &mut Progress) {
+    /// What the journal shows of the command now; `with_output` also cleans
+    /// its output, which only the final report needs.
+    fn progress(&self, running: &Running, with_output: bool) -> Progress {
+        let cut = self.commands(|commands| commands.by_id.get(&running.nonce)?.cut);
+        self.read_journal(running.pane, |journal| {
+            progress(journal, running, cut, with_output)
+        })
+    }
+
+    /// The report as the command stands, interrupted if its shell is `back`
+    /// (see [`Engine::prompt_back`]); a command that ended leaves the table.
+    fn final_report(&self, running: &Running, back: bool) -> CommandReport {
+        let mut progress = self.progress(running, true);
+        if back && progress.exit_code.is_none() {
+            progress.interrupted = true;
+            if let Some(prompt) = running.prompt.as_deref()
+                && let Some(output) = progress.output.trim_end().strip_suffix(prompt)
+            {
+                progress.output = output.trim_end_matches('\n').to_owned();
+            }
+        }
+        if progress.exit_code.is_some() || progress.interrupted {
+            self.commands(|commands| commands.by_id.remove(&running.nonce));
+        }
+        report(running, progress)
+    }
+
+    /// Whether the command's shell is back: idle in the foreground (no
+    /// child) under the very prompt it showed before the command. A C-c
+    /// ends a command that way, with no end marker. A command busy in a
+    /// builtin (`read`) is not under that prompt, and a nested shell is
+    /// another process.
+    fn prompt_back(&self, running: &Running) -> bool {
         let (Some(shell), Some(prompt)) = (running.shell_pid, &running.prompt) else {
-            return;
+            return false;
         };
         let shown = self.read_journal(running.pane, shown_prompt);
-        if shown.as_ref() != Some(prompt) || !proc::idle_in_foreground(shell) {
-            return;
-        }
-        progress.interrupted = true;
-        if let Some(output) = progress.output.trim_end().strip_suffix(prompt.as_str()) {
-            progress.output = output.trim_end_matches('\n').to_owned();
-        }
+        shown.as_ref() == Some(prompt) && proc::idle_in_foreground(shell)
     }
 
     /// Runs `f` on the table of commands left running. A std `Mutex`: `f`
@@ -381,7 +401,19 @@ fn report(running: &Running, progress: Progress) -> CommandReport {
 /// and end markers, and the exit code in the end marker. Without an end
 /// marker before `cut` (where the next command began), the command was
 /// interrupted.
-fn progress(journal: &termpilot_journal::Journal, running: &Running, cut: Option<u64>) -> Progress {
+fn progress(
+    journal: &termpilot_journal::Journal,
+    running: &Running,
+    cut: Option<u64>,
+    with_output: bool,
+) -> Progress {
+    let clean = |body: &[u8]| {
+        if with_output {
+            clean_output(body)
+        } else {
+            String::new()
+        }
+    };
     let read = journal.read_from(running.cursor);
     let first = running.cursor + read.lost;
     let cut_at = cut.map(|cut| (cut.saturating_sub(first) as usize).min(read.bytes.len()));
@@ -406,7 +438,7 @@ fn progress(journal: &termpilot_journal::Journal, running: &Running, cut: Option
             let code = std::str::from_utf8(value)
                 .ok()
                 .and_then(|v| v.trim().parse().ok());
-            return finished(running, read.lost, &bytes[start..at], code, after);
+            return finished(running, read.lost, clean(&bytes[start..at]), code, after);
         }
         from = after;
     }
@@ -415,7 +447,7 @@ fn progress(journal: &termpilot_journal::Journal, running: &Running, cut: Option
         exit_code: None,
         interrupted: cut.is_some(),
         started: body_start.is_some(),
-        output: clean_output(body),
+        output: clean(body),
         cursor: cut.unwrap_or_else(|| journal.end()),
         lost: read.lost,
     }
@@ -424,7 +456,7 @@ fn progress(journal: &termpilot_journal::Journal, running: &Running, cut: Option
 fn finished(
     running: &Running,
     lost: u64,
-    body: &[u8],
+    output: String,
     exit_code: Option<i32>,
     after: usize,
 ) -> Progress {
@@ -432,7 +464,7 @@ fn finished(
         exit_code: exit_code.or(Some(-1)),
         interrupted: false,
         started: true,
-        output: clean_output(body),
+        output,
         cursor: running.cursor + lost + after as u64,
         lost,
     }
@@ -500,11 +532,11 @@ mod tests {
         journal.append(typed.as_bytes());
         journal.append(format!("\x1b]7770;{nonce};start\x07").as_bytes());
         journal.append(b"a.txt\r\nb.txt\r\n");
-        let pending = progress(&journal, &running, None);
+        let pending = progress(&journal, &running, None, true);
         assert_eq!(pending.exit_code, None);
         assert_eq!(pending.output, "a.txt\nb.txt");
         journal.append(format!("\x1b]7770;{nonce};3\x07$ ").as_bytes());
-        let done = progress(&journal, &running, None);
+        let done = progress(&journal, &running, None, true);
         assert_eq!(done.exit_code, Some(3));
         assert_eq!(done.output, "a.txt\nb.txt");
         assert_eq!(done.cursor, journal.end() - 2);
@@ -526,9 +558,9 @@ mod tests {
         journal.append(format!("\x1b]7770;{nonce};start\x07partial\r\n^C\r\n$ ").as_bytes());
         let next = journal.end();
         journal.append(b"{ printf next-command-echo\r\n");
-        let running_on = progress(&journal, &running, None);
+        let running_on = progress(&journal, &running, None, true);
         assert!(!running_on.interrupted);
-        let cut = progress(&journal, &running, Some(next));
+        let cut = progress(&journal, &running, Some(next), true);
         assert!(cut.interrupted);
         assert_eq!(cut.exit_code, None);
         assert_eq!(cut.output, "partial\n^C\n$ ");
@@ -548,6 +580,6 @@ mod tests {
             prompt: None,
         };
         journal.append(b"\x1b]7770;tpreal;start\x07echo\r\n\x1b]7770;tpfake;0\x07 \\033]7770;tpreal;0\\007\r\n");
-        assert_eq!(progress(&journal, &running, None).exit_code, None);
+        assert_eq!(progress(&journal, &running, None, true).exit_code, None);
     }
 }
