@@ -227,6 +227,178 @@ def test_send_keys_batch_stop_and_continue_around_a_held_pane(server: Server, tm
     server.run(body)
 
 
+# --- 3b. a missing or vanished pane fails its own operation -------------------------
+
+# A pane id that names no pane.
+MISSING_PANE = "%99999"
+
+
+async def echo_pane(client: Client, name: str) -> str:
+    """Creates a session whose program prints back every line typed into it,
+    without the terminal's echo: the pane shows each delivered line once."""
+    command = "stty -echo; exec cat"
+    pane = (await client.ok("create_session", {"name": name, "command": command}))["pane"]
+    await wait_for_command(client, pane, "cat")
+    return pane
+
+
+def pane_lines(server: Server, pane: str) -> list[str]:
+    """The non-empty lines of a pane, read through tmux itself."""
+    return [line for line in server.tmux("capture-pane", "-p", "-t", pane).splitlines() if line.strip()]
+
+
+async def shows_exactly(server: Server, pane: str, expected: list[str]) -> None:
+    """The pane ends up showing exactly these lines, and nothing more arrives."""
+
+    async def arrived() -> list[str] | None:
+        lines = pane_lines(server, pane)
+        return lines if len(lines) >= len(expected) else None
+
+    try:
+        await poll(arrived, 5.0, f"{len(expected)} lines in {pane}")
+    except AssertionError:
+        raise AssertionError(f"{pane} shows {pane_lines(server, pane)}, expected {expected}") from None
+    await anyio.sleep(QUIET_S)
+    assert pane_lines(server, pane) == expected, f"{pane}: expected {expected}"
+
+
+async def cursors_precede_their_lines(client: Client, pane: str, cursors: dict[int, str], tag: str) -> None:
+    """Each delivered operation's cursor comes before its line: the output
+    after it holds the line that operation typed."""
+    for index, cursor in cursors.items():
+        assert CURSOR_RE.match(cursor or ""), (index, cursor)
+        since = await client.ok("capture_since", {"pane": pane, "cursor": cursor})
+        assert f"{tag}{index}" in since["text"].split(), (index, since["text"])
+
+
+def counts(batch: dict[str, Any]) -> tuple[int, int, int, int | None]:
+    return batch["succeeded"], batch["failed"], batch["skipped"], batch["stopped_at"]
+
+
+def test_send_keys_batch_missing_pane_in_the_middle_stop_and_continue(server: Server) -> None:
+    """Operation 5 of 10 names a pane that does not exist: with stop, 0-4 are
+    delivered and 6-9 are not sent; with continue, everything but 5 is
+    delivered in order. The whole batch was once refused, nothing delivered."""
+
+    async def body(client: WaitClient) -> None:
+        for mode, tag in (("stop", "s"), ("continue", "c")):
+            pane = await echo_pane(client, f"missing-{mode}")
+            ops = [
+                {"pane": MISSING_PANE if i == 5 else pane, "text": f"{tag}{i}", "enter": True} for i in range(10)
+            ]
+            batch = await client.ok("send_keys_batch", {"operations": ops, "on_error": mode})
+            results = batch["results"]
+            assert [r["index"] for r in results] == list(range(10)), results
+            failed = results[5]
+            assert not failed["ok"] and failed["cursor"] is None, failed
+            assert failed["pane"] == MISSING_PANE and "not found" in failed["error"], failed
+            delivered = [i for i in range(10) if i != 5] if mode == "continue" else list(range(5))
+            for r in results:
+                if r["index"] in delivered:
+                    assert r["ok"] and r["error"] is None, r
+                elif r["index"] != 5:
+                    assert not r["ok"] and r["cursor"] is None and "not sent" in r["error"], r
+            if mode == "stop":
+                assert counts(batch) == (5, 1, 4, 5), batch
+            else:
+                assert counts(batch) == (9, 1, 0, None), batch
+            await shows_exactly(server, pane, [f"{tag}{i}" for i in delivered])
+            await cursors_precede_their_lines(client, pane, {i: results[i]["cursor"] for i in delivered}, tag)
+
+    server.run(body)
+
+
+def test_run_batch_missing_pane_in_the_middle_stop_and_continue(server: Server) -> None:
+    """The same with run_batch, a target by name that names nothing, and
+    steps of every keystroke kind plus a wait around it."""
+
+    async def body(client: WaitClient) -> None:
+        for mode, tag in (("stop", "s"), ("continue", "c")):
+            pane = await echo_pane(client, f"rb-missing-{mode}")
+            steps: list[dict[str, Any]] = []
+            for i in range(10):
+                target = "no-such-session:0.0" if i == 5 else pane
+                if i == 3:
+                    paste = {"text": f"{tag}{i}", "bracketed": False, "enter": True}
+                    steps.append({"op": "paste_text", "pane": target, **paste})
+                elif i == 7:
+                    steps.append({"op": "wait_for_idle", "pane": pane, "quiet_ms": 100, "timeout_s": 5})
+                else:
+                    steps.append({"op": "send_keys", "pane": target, "text": f"{tag}{i}"})
+            batch = await client.ok("run_batch", {"steps": steps, "on_error": mode})
+            entries = batch["steps"]
+            assert [s["index"] for s in entries] == list(range(10)), entries
+            assert [s["op"] for s in entries] == [s["op"] for s in steps], entries
+            failed = entries[5]
+            assert not failed["ok"] and failed["result"] is None, failed
+            assert "not found" in failed["error"] and "steps[5]" not in failed["error"], failed
+            if mode == "stop":
+                assert all(s["ok"] for s in entries[:5]), entries
+                assert all(not s["ok"] and "not run" in s["error"] for s in entries[6:]), entries
+                assert counts(batch) == (5, 1, 4, 5), batch
+                delivered = list(range(5))
+            else:
+                assert all(s["ok"] for s in entries if s["index"] != 5), entries
+                assert entries[7]["result"]["outcome"] == "idle", entries[7]
+                assert counts(batch) == (9, 1, 0, None), batch
+                delivered = [0, 1, 2, 3, 4, 6, 8, 9]
+            await shows_exactly(server, pane, [f"{tag}{i}" for i in delivered])
+            cursors = {i: entries[i]["result"]["cursor"] for i in delivered}
+            await cursors_precede_their_lines(client, pane, cursors, tag)
+
+    server.run(body)
+
+
+def test_run_batch_pane_killed_while_a_wait_step_runs(server: Server) -> None:
+    """Pane A is killed (through tmux, by the test) while the batch waits on
+    pane B; the later steps on A fail there, and the steps after the first
+    of them run only with continue."""
+
+    async def body(client: WaitClient) -> None:
+        for mode in ("stop", "continue"):
+            doomed = await echo_pane(client, f"doomed-{mode}")
+            other = await echo_pane(client, f"other-{mode}")
+            steps = [
+                {"op": "send_keys", "pane": doomed, "text": "a0"},
+                {"op": "send_keys", "pane": other, "text": "b0"},
+                {"op": "wait_for_text", "pane": other, "pattern": "go-on", "timeout_s": 8},
+                {"op": "send_keys", "pane": doomed, "text": "a1"},
+                {"op": "send_keys", "pane": other, "text": "b1"},
+                {"op": "capture_pane", "pane": doomed},
+            ]
+            results: list[dict[str, Any]] = []
+
+            async def run_it() -> None:
+                results.append(await client.ok("run_batch", {"steps": steps, "on_error": mode}))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(run_it)
+
+                async def b0_typed() -> bool:
+                    return "b0" in pane_lines(server, other)
+
+                await poll(b0_typed, 5.0, "b0 in the other pane")
+                server.tmux("kill-pane", "-t", doomed)
+                server.tmux("send-keys", "-t", other, "go-on", "Enter")
+            (batch,) = results
+            entries = batch["steps"]
+            assert [s["ok"] for s in entries[:3]] == [True, True, True], entries
+            assert entries[2]["result"]["outcome"] == "matched", entries[2]
+            killed = entries[3]
+            assert not killed["ok"] and "not found" in killed["error"] and doomed in killed["error"], killed
+            if mode == "stop":
+                assert all(not s["ok"] and "not run" in s["error"] for s in entries[4:]), entries
+                assert counts(batch) == (3, 1, 2, 3), batch
+                await shows_exactly(server, other, ["b0", "go-on"])
+            else:
+                assert entries[4]["ok"], entries[4]
+                assert not entries[5]["ok"] and "not found" in entries[5]["error"], entries[5]
+                assert counts(batch) == (4, 2, 0, None), batch
+                await shows_exactly(server, other, ["b0", "go-on", "b1"])
+
+    server.run(body)
+
+
 # --- 4. validation happens before anything is sent ---------------------------------
 
 
@@ -241,11 +413,6 @@ def test_validation_errors_name_the_operation_and_nothing_is_sent(server: Server
         bad_key[37]["keys"] = ["Entr"]
         message = await client.err("send_keys_batch", {"operations": bad_key})
         assert "operations[37].keys[0]" in message and "Entr" in message, message
-
-        missing = [dict(op) for op in ops]
-        missing[5]["pane"] = "%9999"
-        message = await client.err("send_keys_batch", {"operations": missing})
-        assert "operations[5].pane" in message and "not found" in message.lower(), message
 
         # 17 texts of 64 KiB each: 1.06 MiB in all, over the 1 MiB cap.
         big = [{"pane": pane, "text": "x" * 65_536, "enter": False} for _ in range(17)]

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use serde_json::Value;
-use termpilot_tmux::{BatchOp, Keystrokes, OpStatus, PaneId};
+use termpilot_tmux::{BatchOp, Error, Keystrokes, OpStatus, PaneId};
 use tokio::sync::watch;
 
 use crate::handlers::{self, checked_input, refuse_nul, sent};
@@ -17,26 +17,40 @@ type Result<T> = std::result::Result<T, String>;
 /// Token budget of a whole run_batch unless the caller gives one.
 const RUN_BATCH_TOKENS: u32 = 4_000;
 
-/// Resolves a pane target, naming the field on failure.
-async fn batch_pane(server: &TermpilotServer, target: &str, field: &str) -> Result<PaneId> {
-    server
-        .engine
-        .resolve_pane(target)
-        .await
-        .map_err(|e| format!("{field}: {e}"))
+/// Resolves the pane target of a keystroke operation. A target that names no
+/// pane fails that operation alone, when its turn comes (`Ok(Err(..))`);
+/// any other error refuses the whole batch, naming the field.
+async fn batch_pane(
+    server: &TermpilotServer,
+    target: &str,
+    field: &str,
+) -> Result<termpilot_tmux::Result<PaneId>> {
+    match server.engine.resolve_pane(target).await {
+        Ok(pane) => Ok(Ok(pane)),
+        Err(error @ Error::NotFound { .. }) => Ok(Err(error)),
+        Err(error) => Err(format!("{field}: {error}")),
+    }
 }
 
-/// Checks that all panes exist before anything is sent.
-async fn check_panes(
-    server: &TermpilotServer,
-    panes: &[PaneId],
-    field: impl Fn(usize) -> String,
-) -> Result<()> {
-    server
-        .engine
-        .check_panes(panes)
-        .await
-        .map_err(|(index, error)| format!("{}: {error}", field(index)))
+/// How an operation's pane is reported: its id, or the target as the caller
+/// wrote it when that named no pane.
+fn pane_name(op: &BatchOp, target: &str) -> String {
+    op.pane
+        .as_ref()
+        .map_or_else(|_| target.to_owned(), PaneId::to_string)
+}
+
+/// Where a batch stopped: nowhere if every operation was tried; else, with
+/// `stop`, at its first failure (or, cancelled, at its first operation not
+/// tried), and with `continue` at its first operation not tried.
+fn stopped_at(ok: &[bool], tried: &[bool], on_error: OnError) -> Option<usize> {
+    if tried.iter().all(|t| *t) {
+        return None;
+    }
+    match on_error {
+        OnError::Stop => ok.iter().position(|ok| !ok),
+        OnError::Continue => tried.iter().position(|t| !t),
+    }
 }
 
 fn check_text_total(total: usize) -> Result<()> {
@@ -69,56 +83,35 @@ pub(crate) async fn send_keys_batch(
             keys: Keystrokes::Type(input),
         });
     }
-    let panes: Vec<PaneId> = ops.iter().map(|op| op.pane).collect();
-    check_panes(server, &panes, |i| format!("operations[{i}].pane")).await?;
     let count = Count {
         what: "sending keys",
         before: 0,
         total: ops.len(),
     };
     let reports = run_ops(server, &ops, params.on_error, call, count).await?;
-    let mut entry = BatchEntry {
-        results: Vec::with_capacity(reports.len()),
-        succeeded: 0,
-        failed: 0,
-        skipped: 0,
-        stopped_at: None,
-        elapsed_s: 0.0,
+    let tried: Vec<bool> = reports
+        .iter()
+        .map(|r| !matches!(r.status, OpStatus::Skipped))
+        .collect();
+    let targets = params.operations.iter().map(|op| op.pane.as_str());
+    let results: Vec<OpEntry> = ops
+        .iter()
+        .zip(targets)
+        .zip(reports)
+        .enumerate()
+        .map(|(index, ((op, target), report))| op_entry(server, index, op, target, report))
+        .collect();
+    let ok: Vec<bool> = results.iter().map(|r| r.ok).collect();
+    let succeeded = ok.iter().filter(|ok| **ok).count();
+    let skipped = tried.iter().filter(|tried| !**tried).count();
+    let entry = BatchEntry {
+        failed: results.len() - succeeded - skipped,
+        results,
+        succeeded,
+        skipped,
+        stopped_at: stopped_at(&ok, &tried, params.on_error),
+        elapsed_s: started.elapsed().as_secs_f64(),
     };
-    for (index, (op, report)) in ops.iter().zip(reports).enumerate() {
-        let (ok, error, cursor) = match report.status {
-            OpStatus::Done { cursor } => {
-                entry.succeeded += 1;
-                (true, None, Some(server.cursor(op.pane, cursor)))
-            }
-            OpStatus::Failed(error) => {
-                entry.failed += 1;
-                entry.stopped_at.get_or_insert(index);
-                (false, Some(error.to_string()), None)
-            }
-            OpStatus::Skipped => {
-                entry.skipped += 1;
-                entry.stopped_at.get_or_insert(index);
-                (
-                    false,
-                    Some("not sent: the batch stopped before this operation".into()),
-                    None,
-                )
-            }
-        };
-        entry.results.push(OpEntry {
-            index,
-            pane: op.pane.to_string(),
-            ok,
-            error,
-            elapsed_s: report.elapsed.as_secs_f64(),
-            cursor,
-        });
-    }
-    if params.on_error == OnError::Continue && entry.skipped == 0 {
-        entry.stopped_at = None;
-    }
-    entry.elapsed_s = started.elapsed().as_secs_f64();
     let mut text = format!(
         "{} sent, {} failed, {} not sent in {:.3} s",
         entry.succeeded, entry.failed, entry.skipped, entry.elapsed_s
@@ -132,6 +125,33 @@ pub(crate) async fn send_keys_batch(
         ));
     }
     Done::new(&entry, text)
+}
+
+fn op_entry(
+    server: &TermpilotServer,
+    index: usize,
+    op: &BatchOp,
+    target: &str,
+    report: termpilot_tmux::OpReport,
+) -> OpEntry {
+    let (error, cursor) = match (report.status, &op.pane) {
+        (OpStatus::Done { cursor }, Ok(pane)) => (None, Some(server.cursor(*pane, cursor))),
+        // The engine sends nothing to a target that named no pane.
+        (OpStatus::Done { .. }, Err(error)) => (Some(error.to_string()), None),
+        (OpStatus::Failed(error), _) => (Some(error.to_string()), None),
+        (OpStatus::Skipped, _) => (
+            Some("not sent: the batch stopped before this operation".to_owned()),
+            None,
+        ),
+    };
+    OpEntry {
+        index,
+        pane: pane_name(op, target),
+        ok: error.is_none(),
+        error,
+        elapsed_s: report.elapsed.as_secs_f64(),
+        cursor,
+    }
 }
 
 /// How a batch counts its progress: the count before these operations, and
@@ -239,13 +259,6 @@ async fn validate_steps(
         ops.push(op);
     }
     check_text_total(total)?;
-    let panes: Vec<(usize, PaneId)> = ops
-        .iter()
-        .enumerate()
-        .filter_map(|(i, op)| op.as_ref().map(|op| (i, op.pane)))
-        .collect();
-    let only: Vec<PaneId> = panes.iter().map(|p| p.1).collect();
-    check_panes(server, &only, |i| format!("steps[{}].pane", panes[i].0)).await?;
     Ok(ops)
 }
 
@@ -294,7 +307,7 @@ pub(crate) async fn run_batch(
         }
         call.count("running batch", entries.len(), n).await;
     }
-    let entry = summary(entries, started);
+    let entry = summary(entries, params.on_error, started);
     let text = batch_text(&entry);
     Done::new(&entry, text)
 }
@@ -326,10 +339,15 @@ async fn run_chain(
             Keystrokes::Type(_) => "send_keys",
             Keystrokes::Paste { .. } => "paste_text",
         };
-        let result = match report.status {
-            OpStatus::Done { cursor } => sent(server, op.pane, cursor).map(|done| (name, done)),
-            OpStatus::Failed(error) => Err(error.to_string()),
-            OpStatus::Skipped => {
+        let result = match (report.status, op.pane) {
+            (OpStatus::Done { cursor }, Ok(pane)) => {
+                sent(server, pane, cursor).map(|done| (name, done))
+            }
+            // The engine sends nothing to a target that named no pane.
+            (OpStatus::Done { .. }, Err(error)) | (OpStatus::Failed(error), _) => {
+                Err(error.to_string())
+            }
+            (OpStatus::Skipped, _) => {
                 entries.push(skipped(index, name));
                 cursors.push(None);
                 continue;
@@ -380,12 +398,15 @@ async fn run_step(
     done.map(|done| (name, done))
 }
 
+/// The error of a step that did not run.
+const NOT_RUN: &str = "not run: the batch stopped before this step";
+
 fn skipped(index: usize, op: &str) -> StepEntry {
     StepEntry {
         index,
         op: op.to_owned(),
         ok: false,
-        error: Some("not run: the batch stopped before this step".into()),
+        error: Some(NOT_RUN.into()),
         result: None,
     }
 }
@@ -426,28 +447,20 @@ fn push_result(
     }
 }
 
-fn summary(steps: Vec<StepEntry>, started: Instant) -> RunBatchEntry {
-    let succeeded = steps.iter().filter(|s| s.ok).count();
-    let skipped = steps
+fn summary(steps: Vec<StepEntry>, on_error: OnError, started: Instant) -> RunBatchEntry {
+    let ok: Vec<bool> = steps.iter().map(|s| s.ok).collect();
+    let tried: Vec<bool> = steps
         .iter()
-        .filter(|s| {
-            !s.ok
-                && s.result.is_none()
-                && s.error.as_deref().is_some_and(|e| e.starts_with("not run"))
-        })
-        .count();
-    let failed = steps.len() - succeeded - skipped;
-    // Only a batch that left steps unrun stopped; with on_error continue a
-    // failed step does not stop it.
-    let stopped_at = (skipped > 0)
-        .then(|| steps.iter().position(|s| !s.ok))
-        .flatten();
+        .map(|s| s.error.as_deref() != Some(NOT_RUN))
+        .collect();
+    let succeeded = ok.iter().filter(|ok| **ok).count();
+    let skipped = tried.iter().filter(|tried| !**tried).count();
     RunBatchEntry {
+        failed: steps.len() - succeeded - skipped,
+        stopped_at: stopped_at(&ok, &tried, on_error),
         steps,
         succeeded,
-        failed,
         skipped,
-        stopped_at,
         elapsed_s: started.elapsed().as_secs_f64(),
     }
 }

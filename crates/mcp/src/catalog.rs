@@ -209,7 +209,8 @@ pub(crate) const SPECS: &[Spec] = &[
             you already know all the input, e.g. filling several panes or a form; use single \
             send_keys when each input depends on what the last one printed. on_error \"stop\" \
             (default) sends nothing after the first failure; \"continue\" runs every operation \
-            and reports each. Everything is validated (key names, panes) before anything is sent.",
+            and reports each. Key names and sizes are checked before anything is sent; a pane \
+            that does not exist fails its own operation.",
         toolset: Toolset::Input,
         effect: Effect::Runs,
         input: input::<SendKeysBatchParams>,

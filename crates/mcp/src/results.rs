@@ -323,7 +323,7 @@ pub struct PageEntry {
 pub struct OpEntry {
     /// The operation's index in the batch, from 0.
     pub index: usize,
-    /// The pane id it went to.
+    /// The pane id it went to (the target as given, if that named no pane).
     pub pane: String,
     /// Whether it was sent.
     pub ok: bool,

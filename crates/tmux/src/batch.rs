@@ -9,6 +9,13 @@
 //! through another client (another session), it is the pane's journal end
 //! just before the chain was written, which is still before the input.
 //!
+//! An operation that cannot be sent fails on its own: a chain ends before
+//! it, and with `stop_on_error` nothing after it is sent. That is the case
+//! when its target named no pane, its pane is gone by the time the batch
+//! runs, a person holds the pane, or the pane is termpilot's own. A pane
+//! that goes away after that check fails in tmux, which answers the
+//! command with an error.
+//!
 //! With `stop_on_error`, a run is one tmux command line (`a ; b ; c`): tmux
 //! itself skips everything after a failing command, so nothing after the
 //! first failure reaches the panes, and later runs are not sent.
@@ -42,8 +49,9 @@ pub enum Keystrokes {
 /// One operation of a batch. Key names must already be validated.
 #[derive(Debug, Clone)]
 pub struct BatchOp {
-    /// The pane.
-    pub pane: PaneId,
+    /// The pane, or why the operation's target names none (the operation
+    /// then fails in its place, as if tmux had refused it).
+    pub pane: Result<PaneId>,
     /// What to send.
     pub keys: Keystrokes,
 }
@@ -77,49 +85,24 @@ pub struct OpReport {
 /// chain at once.
 const CHAIN_LIMIT: usize = 32;
 
-/// An operation turned into tmux commands, with its place in the batch.
+/// An operation of the batch, by its place: what to send, or why it cannot
+/// be sent.
 struct Prepared {
     index: usize,
+    send: Result<Sendable>,
+}
+
+/// An operation turned into tmux commands.
+struct Sendable {
     pane: PaneId,
     commands: Vec<Command>,
     typed: Option<String>,
 }
 
 impl Engine {
-    /// Checks that every pane exists, in one pipelined chain. Returns the
-    /// index of the first operation whose pane is missing, with the error.
-    pub async fn check_panes(&self, panes: &[PaneId]) -> std::result::Result<(), (usize, Error)> {
-        let client = self.primary().await.map_err(|e| (0, e))?;
-        let mut calls = Vec::with_capacity(panes.len());
-        for pane in panes {
-            let probe = Command::new("display-message")
-                .flag("-p")
-                .opt("-t", pane.to_string())
-                .arg("#{pane_id}");
-            calls.push(call(probe, None).map_err(|e| (0, e))?);
-        }
-        let answers = client.call_many(calls).await;
-        for (index, (answer, pane)) in answers.into_iter().zip(panes).enumerate() {
-            let answer = answer.map_err(|e| (index, e))?;
-            if !answer.reply.ok || answer.reply.text().trim() != pane.to_string() {
-                return Err((
-                    index,
-                    not_found_pane(
-                        Error::Command {
-                            command: String::new(),
-                            message: "can't find pane".into(),
-                        },
-                        &pane.to_string(),
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// Sends every operation in order (see the module docs). `progress` is
-    /// called with the number of operations finished after each run;
-    /// `cancel` stops the batch between runs.
+    /// called with the number of operations dealt with so far (sent, failed
+    /// or refused) after each run; `cancel` stops the batch between runs.
     pub async fn send_batch(
         &self,
         ops: &[BatchOp],
@@ -134,59 +117,118 @@ impl Engine {
                 elapsed: Duration::ZERO,
             })
             .collect();
-        let prepared = match self.prepare(ops) {
-            Ok(prepared) => prepared,
-            Err((index, error)) => {
-                reports[index].status = OpStatus::Failed(error);
-                return reports;
-            }
-        };
-        let blocked = self.blocked_panes(ops).await;
-        let mut done = 0;
+        let mut prepared = self.prepare(ops);
+        self.refuse_blocked(&mut prepared).await;
         let mut rest = &prepared[..];
         while let Some(first) = rest.first() {
             if cancel.is_cancelled() {
                 break;
             }
-            if let Some((_, error)) = blocked.iter().find(|(pane, _)| *pane == first.pane) {
-                reports[first.index].status = OpStatus::Failed(error.clone());
-                if stop_on_error {
-                    break;
-                }
-                rest = &rest[1..];
-                continue;
-            }
-            let client = match self.client_for_pane(first.pane).await {
-                Ok(client) => client,
+            let (taken, failed) = match &first.send {
                 Err(error) => {
-                    reports[first.index].status = OpStatus::Failed(error);
-                    if stop_on_error {
-                        break;
-                    }
-                    rest = &rest[1..];
-                    continue;
+                    reports[first.index].status = OpStatus::Failed(error.clone());
+                    (1, true)
+                }
+                Ok(op) => {
+                    self.send_chain(op.pane, rest, stop_on_error, &mut reports)
+                        .await
                 }
             };
-            let len = chain_length(rest, &blocked);
-            let (run, after) = rest.split_at(len);
-            let failed = self
-                .send_run(&client, run, stop_on_error, &mut reports)
-                .await;
-            done += len;
-            progress(done);
+            rest = &rest[taken..];
+            progress(ops.len() - rest.len());
             if failed && stop_on_error {
                 break;
             }
-            rest = after;
         }
         reports
     }
 
-    /// Panes the batch must not type into: missing, or held by a person.
-    async fn blocked_panes(&self, ops: &[BatchOp]) -> Vec<(PaneId, Error)> {
-        let mut panes: Vec<PaneId> = ops.iter().map(|op| op.pane).collect();
+    /// Sends the chain at the start of `ops` (up to [`CHAIN_LIMIT`]
+    /// operations, ending before one that cannot be sent) on the client of
+    /// its first pane. Returns how many operations it took and whether one
+    /// failed.
+    async fn send_chain(
+        &self,
+        first_pane: PaneId,
+        ops: &[Prepared],
+        stop_on_error: bool,
+        reports: &mut [OpReport],
+    ) -> (usize, bool) {
+        let client = match self.client_for_pane(first_pane).await {
+            Ok(client) => client,
+            Err(error) => {
+                reports[ops[0].index].status = OpStatus::Failed(error);
+                return (1, true);
+            }
+        };
+        let run: Vec<(usize, &Sendable)> = ops
+            .iter()
+            .take(CHAIN_LIMIT)
+            .map_while(|op| op.send.as_ref().ok().map(|send| (op.index, send)))
+            .collect();
+        let failed = self.send_run(&client, &run, stop_on_error, reports).await;
+        (run.len(), failed)
+    }
+
+    /// Turns each operation into its tmux commands, refusing those whose
+    /// target named no pane and those typing into termpilot's own pane.
+    fn prepare(&self, ops: &[BatchOp]) -> Vec<Prepared> {
+        ops.iter()
+            .enumerate()
+            .map(|(index, op)| Prepared {
+                index,
+                send: self.sendable(op),
+            })
+            .collect()
+    }
+
+    fn sendable(&self, op: &BatchOp) -> Result<Sendable> {
+        let pane = op.pane.clone()?;
+        self.refuse_own_pane(pane, "type into")?;
+        let (commands, typed) = match &op.keys {
+            Keystrokes::Type(input) => (input_commands(pane, input), input.text.clone()),
+            Keystrokes::Paste {
+                text,
+                bracketed,
+                enter,
+            } => {
+                let buffer = self.buffer_name();
+                (
+                    paste_commands(pane, &buffer, text, *bracketed, *enter),
+                    Some(text.clone()),
+                )
+            }
+        };
+        Ok(Sendable {
+            pane,
+            commands,
+            typed,
+        })
+    }
+
+    /// Refuses the operations on panes the batch must not type into:
+    /// missing, or held by a person.
+    async fn refuse_blocked(&self, prepared: &mut [Prepared]) {
+        let mut panes: Vec<PaneId> = prepared
+            .iter()
+            .filter_map(|op| op.send.as_ref().ok().map(|send| send.pane))
+            .collect();
         panes.sort_unstable();
         panes.dedup();
+        let blocked = self.blocked_panes(panes).await;
+        for op in prepared {
+            let pane = match &op.send {
+                Ok(send) => send.pane,
+                Err(_) => continue,
+            };
+            if let Some((_, error)) = blocked.iter().find(|(blocked, _)| *blocked == pane) {
+                op.send = Err(error.clone());
+            }
+        }
+    }
+
+    /// Which of `panes` are missing or held by a person, and why.
+    async fn blocked_panes(&self, panes: Vec<PaneId>) -> Vec<(PaneId, Error)> {
         let mut blocked = Vec::new();
         let mut present = Vec::with_capacity(panes.len());
         for pane in panes {
@@ -207,48 +249,18 @@ impl Engine {
         blocked
     }
 
-    fn prepare(&self, ops: &[BatchOp]) -> std::result::Result<Vec<Prepared>, (usize, Error)> {
-        ops.iter()
-            .enumerate()
-            .map(|(index, op)| {
-                self.refuse_own_pane(op.pane, "type into")
-                    .map_err(|e| (index, e))?;
-                let (commands, typed) = match &op.keys {
-                    Keystrokes::Type(input) => (input_commands(op.pane, input), input.text.clone()),
-                    Keystrokes::Paste {
-                        text,
-                        bracketed,
-                        enter,
-                    } => {
-                        let buffer = self.buffer_name();
-                        (
-                            paste_commands(op.pane, &buffer, text, *bracketed, *enter),
-                            Some(text.clone()),
-                        )
-                    }
-                };
-                Ok(Prepared {
-                    index,
-                    pane: op.pane,
-                    commands,
-                    typed,
-                })
-            })
-            .collect()
-    }
-
     /// Sends one run and fills in its reports; returns whether one failed.
     async fn send_run(
         &self,
         client: &ClientHandle,
-        run: &[Prepared],
+        run: &[(usize, &Sendable)],
         stop_on_error: bool,
         reports: &mut [OpReport],
     ) -> bool {
         let started = Instant::now();
         let before: Vec<Option<u64>> = run
             .iter()
-            .map(|op| (!self.carries(client, op.pane)).then(|| self.journal_end(op.pane)))
+            .map(|(_, op)| (!self.carries(client, op.pane)).then(|| self.journal_end(op.pane)))
             .collect();
         let answers = if stop_on_error {
             self.send_as_line(client, run).await
@@ -258,19 +270,19 @@ impl Engine {
         let answers = match answers {
             Ok(answers) => answers,
             Err(error) => {
-                for op in run {
-                    reports[op.index].status = OpStatus::Failed(error.clone());
+                for (index, _) in run {
+                    reports[*index].status = OpStatus::Failed(error.clone());
                 }
                 return true;
             }
         };
         let mut answers = answers.into_iter();
         let mut failed = false;
-        for (op, before) in run.iter().zip(before) {
+        for (&(index, op), before) in run.iter().zip(before) {
             let mine: Vec<Option<Result<Answer>>> =
                 op.commands.iter().map(|_| answers.next()).collect();
-            let report = &mut reports[op.index];
-            report.status = self.op_status(op, &mine);
+            let report = &mut reports[index];
+            report.status = op_status(op, &mine);
             if let (OpStatus::Done { cursor }, Some(before)) = (&mut report.status, before) {
                 *cursor = before;
             }
@@ -294,42 +306,15 @@ impl Engine {
         self.shared.panes.owner(pane) == Some(client.id)
     }
 
-    fn op_status(&self, op: &Prepared, answers: &[Option<Result<Answer>>]) -> OpStatus {
-        let mut cursor = None;
-        for answer in answers {
-            match answer {
-                None => {
-                    return if cursor.is_some() {
-                        failed_midway(op)
-                    } else {
-                        OpStatus::Skipped
-                    };
-                }
-                Some(Err(error)) => return OpStatus::Failed(error.clone()),
-                Some(Ok(answer)) if !answer.reply.ok => {
-                    let error = Error::Command {
-                        command: String::new(),
-                        message: answer.reply.text(),
-                    };
-                    return OpStatus::Failed(not_found_pane(error, &op.pane.to_string()));
-                }
-                Some(Ok(answer)) => cursor = cursor.or(answer.cursor),
-            }
-        }
-        OpStatus::Done {
-            cursor: cursor.unwrap_or_default(),
-        }
-    }
-
     /// Stop mode: the whole run as one command line.
     async fn send_as_line(
         &self,
         client: &ClientHandle,
-        run: &[Prepared],
+        run: &[(usize, &Sendable)],
     ) -> Result<Vec<Result<Answer>>> {
         let mut line = Vec::new();
         let mut parts = Vec::new();
-        for op in run {
+        for (_, op) in run {
             let cursor_pane = self.carries(client, op.pane).then_some(op.pane);
             for (i, command) in op.commands.iter().enumerate() {
                 let built = call(command.clone(), cursor_pane.filter(|_| i == 0))?;
@@ -349,10 +334,10 @@ impl Engine {
     async fn send_as_lines(
         &self,
         client: &ClientHandle,
-        run: &[Prepared],
+        run: &[(usize, &Sendable)],
     ) -> Result<Vec<Result<Answer>>> {
         let mut calls = Vec::new();
-        for op in run {
+        for (_, op) in run {
             let cursor_pane = self.carries(client, op.pane).then_some(op.pane);
             for (i, command) in op.commands.iter().enumerate() {
                 calls.push(call(command.clone(), cursor_pane.filter(|_| i == 0))?);
@@ -362,18 +347,36 @@ impl Engine {
     }
 }
 
-/// How many operations from the start of `ops` form one chain: up to
-/// [`CHAIN_LIMIT`], ending before an operation on a blocked pane.
-fn chain_length(ops: &[Prepared], blocked: &[(PaneId, Error)]) -> usize {
-    let sendable = |op: &&Prepared| !blocked.iter().any(|(pane, _)| *pane == op.pane);
-    1 + ops[1..]
-        .iter()
-        .take(CHAIN_LIMIT - 1)
-        .take_while(sendable)
-        .count()
+/// How one operation went, from the answers to its commands (`None`: tmux
+/// skipped the command after an earlier failure on its line).
+fn op_status(op: &Sendable, answers: &[Option<Result<Answer>>]) -> OpStatus {
+    let mut cursor = None;
+    for answer in answers {
+        match answer {
+            None => {
+                return if cursor.is_some() {
+                    failed_midway(op)
+                } else {
+                    OpStatus::Skipped
+                };
+            }
+            Some(Err(error)) => return OpStatus::Failed(error.clone()),
+            Some(Ok(answer)) if !answer.reply.ok => {
+                let error = Error::Command {
+                    command: String::new(),
+                    message: answer.reply.text(),
+                };
+                return OpStatus::Failed(not_found_pane(error, &op.pane.to_string()));
+            }
+            Some(Ok(answer)) => cursor = cursor.or(answer.cursor),
+        }
+    }
+    OpStatus::Done {
+        cursor: cursor.unwrap_or_default(),
+    }
 }
 
-fn failed_midway(op: &Prepared) -> OpStatus {
+fn failed_midway(op: &Sendable) -> OpStatus {
     OpStatus::Failed(Error::InvalidArgument(format!(
         "operation on {} was cut short: tmux skipped its remaining commands",
         op.pane

@@ -5,7 +5,7 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, eventually, temp_path, wait_for_journal};
-use termpilot_tmux::{BatchOp, Engine, Input, Keystrokes, NewSession, OpStatus, PaneId};
+use termpilot_tmux::{BatchOp, Engine, Error, Input, Keystrokes, NewSession, OpStatus, PaneId};
 use tokio_util::sync::CancellationToken;
 
 async fn connect(tmux: &TestTmux) -> Engine {
@@ -48,7 +48,7 @@ async fn assert_sink(path: &std::path::Path, expected: &str) {
 
 fn typed(pane: PaneId, text: &str) -> BatchOp {
     BatchOp {
-        pane,
+        pane: Ok(pane),
         keys: Keystrokes::Type(Input {
             text: Some(text.to_owned()),
             ..Input::default()
@@ -59,7 +59,7 @@ fn typed(pane: PaneId, text: &str) -> BatchOp {
 fn failing_paste(pane: PaneId) -> BatchOp {
     // An empty paste makes tmux fail (`no buffer`) in the middle of a chain.
     BatchOp {
-        pane,
+        pane: Ok(pane),
         keys: Keystrokes::Paste {
             text: String::new(),
             bracketed: false,
@@ -180,8 +180,110 @@ async fn a_missing_pane_stops_the_batch_there() {
     assert!(matches!(statuses[1], OpStatus::Failed(_)), "{statuses:?}");
     assert!(matches!(statuses[2], OpStatus::Skipped), "{statuses:?}");
     assert_sink(&out, "one;").await;
-    let err = engine.check_panes(&[pane, PaneId(9999)]).await.unwrap_err();
-    assert_eq!(err.0, 1, "the missing pane is named by its index");
+}
+
+fn assert_not_found(status: &OpStatus, pane: &str) {
+    match status {
+        OpStatus::Failed(Error::NotFound { target, .. }) => assert_eq!(target, pane),
+        other => panic!("expected pane {pane} not found, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_missing_pane_with_continue_fails_alone_and_the_rest_arrive() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let (pane, out) = sink(&engine, None).await;
+    let mut ops: Vec<BatchOp> = (0..10).map(|i| typed(pane, &format!("c{i};"))).collect();
+    ops[5] = typed(PaneId(9999), "lost");
+    let mut counted = Vec::new();
+    let cancel = CancellationToken::new();
+    let reports = engine
+        .send_batch(&ops, false, &cancel, |done| counted.push(done))
+        .await;
+    for (i, report) in reports.iter().enumerate() {
+        if i == 5 {
+            assert_not_found(&report.status, "%9999");
+        } else {
+            assert!(
+                matches!(report.status, OpStatus::Done { .. }),
+                "{i}: {report:?}"
+            );
+        }
+    }
+    assert_eq!(
+        counted.last(),
+        Some(&10),
+        "every operation counted: {counted:?}"
+    );
+    assert!(counted.windows(2).all(|w| w[0] < w[1]), "{counted:?}");
+    let expected: String = (0..10)
+        .filter(|i| *i != 5)
+        .map(|i| format!("c{i};"))
+        .collect();
+    assert_sink(&out, &expected).await;
+}
+
+#[tokio::test]
+async fn a_target_that_named_no_pane_fails_in_its_place() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    for stop in [true, false] {
+        let (pane, out) = sink(&engine, None).await;
+        let unresolved = BatchOp {
+            pane: Err(Error::NotFound {
+                kind: "pane",
+                target: "nowhere:1.0".into(),
+                hint: "call list_panes to see the panes",
+            }),
+            ..typed(pane, "lost")
+        };
+        let ops = vec![typed(pane, "one;"), unresolved, typed(pane, "three;")];
+        let statuses = run(&engine, &ops, stop).await;
+        assert!(matches!(statuses[0], OpStatus::Done { .. }), "{statuses:?}");
+        assert_not_found(&statuses[1], "nowhere:1.0");
+        if stop {
+            assert!(matches!(statuses[2], OpStatus::Skipped), "{statuses:?}");
+            assert_sink(&out, "one;").await;
+        } else {
+            assert!(matches!(statuses[2], OpStatus::Done { .. }), "{statuses:?}");
+            assert_sink(&out, "one;three;").await;
+        }
+    }
+}
+
+/// A pane the engine already knew is killed behind its back: tmux refuses
+/// the send-keys (or the pane is found missing first), and the operation
+/// fails there.
+#[tokio::test]
+async fn a_killed_pane_fails_its_operations_only() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    for stop in [true, false] {
+        let (doomed, _) = sink(
+            &engine,
+            Some(if stop { "doomed-stop" } else { "doomed-go" }),
+        )
+        .await;
+        let (pane, out) = sink(&engine, None).await;
+        let killed = tmux.tmux(&["kill-pane", "-t", &doomed.to_string()]);
+        assert!(killed.status.success(), "{killed:?}");
+        let ops = vec![
+            typed(pane, "one;"),
+            typed(doomed, "lost;"),
+            typed(pane, "three;"),
+        ];
+        let statuses = run(&engine, &ops, stop).await;
+        assert!(matches!(statuses[0], OpStatus::Done { .. }), "{statuses:?}");
+        assert_not_found(&statuses[1], &doomed.to_string());
+        if stop {
+            assert!(matches!(statuses[2], OpStatus::Skipped), "{statuses:?}");
+            assert_sink(&out, "one;").await;
+        } else {
+            assert!(matches!(statuses[2], OpStatus::Done { .. }), "{statuses:?}");
+            assert_sink(&out, "one;three;").await;
+        }
+    }
 }
 
 #[tokio::test]
