@@ -595,6 +595,78 @@ def test_run_batch_progress_counts_steps_and_only_increases(server: Server, tmp_
     server.run(body)
 
 
+def test_run_batch_progress_inside_a_waiting_step_stays_within_it(server: Server) -> None:
+    """A wait step reports its own progress as a fraction of its step, on the
+    batch's count: once sent "1.0006 of 10" (seconds of its timeout) between
+    "1 of 2" and "2 of 2"."""
+
+    async def body(client: WaitClient) -> None:
+        pane = await echo_pane(client, "rb-wait-progress")
+        progress: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append((value, total, message))
+
+        steps = [
+            {"op": "send_keys", "pane": pane, "text": "w0"},
+            {"op": "wait_for_text", "pane": pane, "pattern": "never", "timeout_s": 2.5},
+            {"op": "send_keys", "pane": pane, "text": "w2"},
+        ]
+        result = await client.session.call_tool(
+            "run_batch", {"steps": steps}, read_timeout_seconds=10, progress_callback=on_progress
+        )
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["steps"][1]["result"]["outcome"] == "timeout", result.structured_content
+
+        async def finished() -> bool:
+            return bool(progress) and progress[-1][0] == len(steps)
+
+        try:
+            await poll(finished, 1.0, "progress of the last step")
+        except AssertionError:
+            raise AssertionError(f"no final {len(steps)}-of-{len(steps)} progress; received {progress}") from None
+        values = [value for value, _, _ in progress]
+        assert all(a < b for a, b in zip(values, values[1:])), f"progress did not only increase: {progress}"
+        assert {total for _, total, _ in progress} == {len(steps)}, f"totals changed: {progress}"
+        inside = [value for value in values if 1 < value < 2]
+        assert len(inside) >= 2, f"the 2.5 s wait step reported no progress of its own: {progress}"
+
+    server.run(body)
+
+
+def test_stopped_batches_report_progress_up_to_their_total(server: Server) -> None:
+    """A batch that stops early still ends its progress at its total."""
+
+    async def body(client: WaitClient) -> None:
+        pane = await echo_pane(client, "stopped-progress")
+        ops = [{"pane": MISSING_PANE if i == 5 else pane, "text": f"p{i}"} for i in range(10)]
+        steps = [{"op": "send_keys", **op} for op in ops]
+        for tool, arguments in (("send_keys_batch", {"operations": ops}), ("run_batch", {"steps": steps})):
+            progress: list[tuple[float, float | None]] = []
+
+            async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                progress.append((value, total))
+
+            result = await client.session.call_tool(
+                tool, arguments, read_timeout_seconds=10, progress_callback=on_progress
+            )
+            assert not result.is_error, text_of(result)
+            assert result.structured_content["stopped_at"] == 5, result.structured_content
+
+            async def finished() -> bool:
+                return bool(progress) and progress[-1] == (10, 10)
+
+            try:
+                await poll(finished, 1.0, "progress 10 of 10")
+            except AssertionError:
+                raise AssertionError(f"{tool}: no final 10-of-10 progress; received {progress}") from None
+            values = [value for value, _ in progress]
+            assert all(a < b for a, b in zip(values, values[1:])), f"{tool}: progress did not only increase: {progress}"
+            assert {total for _, total in progress} == {10}, f"{tool}: totals changed: {progress}"
+
+    server.run(body)
+
+
 # --- 8. timing sanity ---------------------------------------------------------------
 
 

@@ -179,8 +179,15 @@ async fn run_ops(
         .send_batch(ops, on_error == OnError::Stop, &cancel, |done| {
             done_tx.send_replace(count.before + done);
         });
-    call.run_counted(count.what, count.total, done_rx, work)
-        .await
+    let reports = call
+        .run_counted(count.what, count.total, done_rx, work)
+        .await?;
+    // Operations left unsent after a failure are dealt with too.
+    if !call.is_cancelled() {
+        let done = count.before + ops.len();
+        call.count(count.what, done, count.total).await;
+    }
+    Ok(reports)
 }
 
 /// A cursor named by a step: "$prev" or "$N", or a cursor string as is.
@@ -300,12 +307,17 @@ pub(crate) async fn run_batch(
             halted = failed && stop;
         } else {
             let name = op_name(&step);
-            let result = run_step(server, step, index, &cursors, share, call).await;
+            let work = run_step(server, step, index, &cursors, share, call);
+            let result = call.in_step(index, n, work).await;
             let failed = result.is_err();
             push_result(&mut entries, &mut cursors, index, name, result);
             halted = failed && stop;
         }
         call.count("running batch", entries.len(), n).await;
+    }
+    if !call.is_cancelled() {
+        // Steps left unrun after a failure are dealt with too.
+        call.count("running batch", n, n).await;
     }
     let entry = summary(entries, params.on_error, started);
     let text = batch_text(&entry);

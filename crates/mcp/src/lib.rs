@@ -28,6 +28,7 @@ mod catalog;
 mod handlers;
 pub mod http;
 pub mod params;
+mod progress;
 pub mod results;
 pub mod server;
 pub mod toolset;

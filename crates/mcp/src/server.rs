@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Spec};
 use crate::handlers;
+use crate::progress::{Gate, Step};
 use crate::toolset::Toolsets;
 use crate::validate::Validators;
 
@@ -175,7 +176,8 @@ impl ServerHandler for TermpilotServer {
             token: context.meta.get_progress_token(),
             peer: context.peer.clone(),
             cancelled: context.ct.clone(),
-            last_count: Mutex::new(None),
+            gate: Mutex::default(),
+            step: Mutex::default(),
         };
         let outcome = self.call(&request.name, arguments, &call).await;
         tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = outcome.is_ok(), "tool call");
@@ -197,10 +199,12 @@ pub(crate) struct CallContext {
     token: Option<ProgressToken>,
     peer: Peer<RoleServer>,
     cancelled: CancellationToken,
-    /// When the last counted progress notification went out, and its count
-    /// (throttling, and never the same count twice). A std `Mutex`: held for
-    /// a read and a write, never across an `.await`.
-    last_count: Mutex<Option<(tokio::time::Instant, usize)>>,
+    /// Which progress notifications go out (one increasing value). A std
+    /// `Mutex`: held for a read and a write, never across an `.await`.
+    gate: Mutex<Gate>,
+    /// The batch step running now, if any: its own progress is reported
+    /// inside it, on the batch's count. A std `Mutex`, as `gate`.
+    step: Mutex<Option<Step>>,
 }
 
 impl CallContext {
@@ -236,29 +240,25 @@ impl CallContext {
         self.cancelled.is_cancelled()
     }
 
+    /// Runs `work` as step `index` of a batch of `total` steps: progress it
+    /// reports on its own stays between `index` and `index + 1` of `total`.
+    pub(crate) async fn in_step<F: Future>(
+        &self,
+        index: usize,
+        total: usize,
+        work: F,
+    ) -> F::Output {
+        *lock(&self.step) = Some(Step { index, total });
+        let output = work.await;
+        *lock(&self.step) = None;
+        output
+    }
+
     /// Reports `done` of `total` items, at most every 100 ms (and always the
     /// last one), when the client asked for progress.
     pub(crate) async fn count(&self, what: &str, done: usize, total: usize) {
-        let Some(token) = self.token.clone() else {
-            return;
-        };
-        let now = tokio::time::Instant::now();
-        {
-            let mut last = self.last_count.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((at, count)) = *last {
-                let recent = now - at < Duration::from_millis(100);
-                if done <= count || (recent && done < total) {
-                    return;
-                }
-            }
-            *last = Some((now, done));
-        }
-        let param = ProgressNotificationParam::new(token, done as f64)
-            .with_total(total as f64)
-            .with_message(format!("{what}: {done} of {total}"));
-        if let Err(e) = self.peer.notify_progress(param).await {
-            tracing::debug!(error = %e, "progress notification not sent");
-        }
+        let message = format!("{what}: {done} of {total}");
+        self.notify(done as f64, total as f64, message).await;
     }
 
     /// Runs `work` (which honours cancellation itself, between items) and
@@ -294,18 +294,45 @@ impl CallContext {
     }
 
     async fn progress(&self, what: &str, started: tokio::time::Instant, total: Duration) {
+        let elapsed = started.elapsed();
+        let message = format!(
+            "{what}: {:.0} s of at most {:.0} s",
+            elapsed.as_secs_f64(),
+            total.as_secs_f64()
+        );
+        let step = *lock(&self.step);
+        match step {
+            None => {
+                let value = elapsed.as_secs_f64();
+                self.notify(value, total.as_secs_f64(), message).await
+            }
+            Some(step) => {
+                let message = format!("step {} of {}: {message}", step.index + 1, step.total);
+                let value = step.value(elapsed, total);
+                self.notify(value, step.total as f64, message).await
+            }
+        }
+    }
+
+    /// Sends a progress notification when the client asked for progress and
+    /// the gate lets the value through.
+    async fn notify(&self, value: f64, total: f64, message: String) {
         let Some(token) = self.token.clone() else {
             return;
         };
-        let elapsed = started.elapsed().as_secs_f64();
-        let param = ProgressNotificationParam::new(token, elapsed)
-            .with_total(total.as_secs_f64())
-            .with_message(format!(
-                "{what}: {elapsed:.0} s of at most {:.0} s",
-                total.as_secs_f64()
-            ));
+        if !lock(&self.gate).admit(tokio::time::Instant::now(), value, total) {
+            return;
+        }
+        let param = ProgressNotificationParam::new(token, value)
+            .with_total(total)
+            .with_message(message);
         if let Err(e) = self.peer.notify_progress(param).await {
             tracing::debug!(error = %e, "progress notification not sent");
         }
     }
+}
+
+/// Locks a std `Mutex` of this module, whose holders never panic midway.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
