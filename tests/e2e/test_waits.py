@@ -602,3 +602,38 @@ def test_long_wait_sends_progress_notifications(server: Server) -> None:
         assert values == sorted(values), f"progress went backwards: {values}"
 
     server.run(body)
+
+
+def test_wait_that_ends_early_ends_its_progress_at_the_total(server: Server) -> None:
+    """One total, values that only increase, the last equal to the total: a
+    match after 1.5 s of a 10 s wait once left the progress at 1 of 10."""
+
+    async def body(client: WaitClient) -> None:
+        pane = await bash_pane(client, "early")
+        progress: list[tuple[float, float | None]] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append((value, total))
+
+        sent = await send(client, pane, "sleep 1.5; echo early-$((40+2))")
+        result = await client.session.call_tool(
+            "wait_for_text",
+            {"pane": pane, "pattern": "early-42", "since": sent, "timeout_s": 10},
+            read_timeout_seconds=REQUEST_TIMEOUT,
+            progress_callback=on_progress,
+        )
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["outcome"] == "matched", result.structured_content
+
+        async def finished() -> bool:
+            return bool(progress) and progress[-1] == (10, 10)
+
+        try:
+            await poll(finished, 1.0, "progress 10 of 10")
+        except AssertionError:
+            raise AssertionError(f"no final 10-of-10 progress; received {progress}") from None
+        values = [value for value, _ in progress]
+        assert all(a < b for a, b in zip(values, values[1:])), f"progress did not only increase: {progress}"
+        assert {total for _, total in progress} == {10}, f"totals changed: {progress}"
+
+    server.run(body)

@@ -209,7 +209,8 @@ pub(crate) struct CallContext {
 
 impl CallContext {
     /// Runs `work`, sending a progress notification every second when the
-    /// client asked for progress, and stopping at once when the client
+    /// client asked for progress (and, if it sent any, one that reaches the
+    /// total when the work is done), and stopping at once when the client
     /// cancels (dropping `work`, which leaves nothing running).
     pub(crate) async fn run<F: Future>(
         &self,
@@ -221,11 +222,20 @@ impl CallContext {
         let started = tokio::time::Instant::now();
         let mut ticker =
             tokio::time::interval_at(started + Duration::from_secs(1), Duration::from_secs(1));
+        let mut reported = false;
         loop {
             tokio::select! {
-                output = &mut work => return Ok(output),
+                output = &mut work => {
+                    if reported {
+                        self.finished(what, started, total).await;
+                    }
+                    return Ok(output);
+                }
                 () = self.cancelled.cancelled() => return Err(format!("{what}: cancelled by the client")),
-                _ = ticker.tick(), if self.token.is_some() => self.progress(what, started, total).await,
+                _ = ticker.tick(), if self.token.is_some() => {
+                    self.progress(what, started, total).await;
+                    reported = true;
+                }
             }
         }
     }
@@ -303,7 +313,7 @@ impl CallContext {
         let step = *lock(&self.step);
         match step {
             None => {
-                let value = elapsed.as_secs_f64();
+                let value = elapsed.min(total).as_secs_f64();
                 self.notify(value, total.as_secs_f64(), message).await
             }
             Some(step) => {
@@ -312,6 +322,20 @@ impl CallContext {
                 self.notify(value, step.total as f64, message).await
             }
         }
+    }
+
+    /// The last notification of work that reported its progress: the total.
+    /// A batch step leaves that to the batch, which then counts the step.
+    async fn finished(&self, what: &str, started: tokio::time::Instant, total: Duration) {
+        if lock(&self.step).is_some() {
+            return;
+        }
+        let message = format!(
+            "{what}: done after {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        let total = total.as_secs_f64();
+        self.notify(total, total, message).await;
     }
 
     /// Sends a progress notification when the client asked for progress and
