@@ -112,6 +112,9 @@ fn refusal(kind: NameKind, text: &str) -> Option<String> {
     let Some(first) = text.chars().next() else {
         return Some("it is empty".to_owned());
     };
+    if text.contains('\0') {
+        return Some("it contains a NUL character, which tmux cannot receive".to_owned());
+    }
     if let Some(control) = text.chars().find(|c| c.is_control()) {
         return Some(format!(
             "it contains the control character U+{:04X}, which tmux would store as an escape",
@@ -224,7 +227,7 @@ mod tests {
             ("a$b", "'$'"),
             ("a\\b", "'\\'"),
             ("a\tb", "U+0009"),
-            ("a\0b", "U+0000"),
+            ("a\0b", "NUL"),
             ("a\u{85}b", "U+0085"),
             ("", "empty"),
         ] {

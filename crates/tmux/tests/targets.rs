@@ -301,7 +301,8 @@ async fn nul_in_an_argument_is_a_clear_error() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
     let message = assert_refused(engine.create_session(&named("a\0b")).await, "name");
-    assert!(message.contains("U+0000"), "{message}");
+    assert!(message.contains("session name"), "{message}");
+    assert!(message.contains("NUL"), "{message}");
     let fields = [
         NewSession {
             cwd: Some("/tmp\0x".into()),
