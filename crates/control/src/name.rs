@@ -137,10 +137,20 @@ fn refusal(kind: NameKind, text: &str) -> Option<String> {
             "it starts with '{first}', which in a target means {meaning}"
         ));
     }
-    if kind == NameKind::Window && text.chars().all(|c| c.is_ascii_digit()) {
-        return Some("digits alone would read as a window index in a target".to_owned());
+    if kind == NameKind::Window && reads_as_index(text) {
+        return Some(
+            "a number (even after spaces) would read as a window index in a target".to_owned(),
+        );
     }
     None
+}
+
+/// Whether tmux reads `text` as a window index: it tries `strtonum` before
+/// names (even for an `=` name), which takes leading spaces and a `+`.
+fn reads_as_index(text: &str) -> bool {
+    let number = text.trim_start_matches(' ');
+    let digits = number.strip_prefix('+').unwrap_or(number);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
 }
 
 /// What a target part starting with `first` means to tmux, if anything.
@@ -243,8 +253,11 @@ mod tests {
             let err = Name::session(text).unwrap_err();
             assert!(err.to_string().contains("starts with"), "{text:?}: {err}");
         }
-        let err = Name::window("12").unwrap_err();
-        assert!(err.to_string().contains("window index"), "{err}");
+        for text in ["12", " 5", "  +5"] {
+            let err = Name::window(text).unwrap_err();
+            assert!(err.to_string().contains("window index"), "{text:?}: {err}");
+        }
+        assert!(Name::window("5 ").is_ok() && Name::window(" 5a").is_ok());
         assert!(
             Name::session("12").is_ok(),
             "tmux's own session names are digits"

@@ -68,8 +68,8 @@ pub struct CreateWindowParams {
     /// Session to add the window to: its exact name or id such as "$1"; "work:5" picks index 5.
     #[schemars(length(min = 1, max = 256))]
     pub session: String,
-    /// Window name, kept exactly as given; refused as for session names, and digits alone
-    /// (they would read as a window index).
+    /// Window name, kept exactly as given; refused as for session names, and a number (even
+    /// after spaces), which would read as a window index.
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
     /// Shell command to run instead of an interactive shell.

@@ -105,8 +105,8 @@ pub struct NewWindow {
     /// The session to add the window to: its id (`$1`) or exact name,
     /// optionally with the new window's index (`work:5`).
     pub target: String,
-    /// Window name, checked as for a session name; digits alone are refused
-    /// (they would read as an index).
+    /// Window name, checked as for a session name; a number (even after
+    /// spaces) is refused, as it would read as an index.
     pub name: Option<String>,
     /// Shell command to run instead of the default shell.
     pub command: Option<String>,

@@ -281,13 +281,16 @@ async fn names_tmux_would_change_are_refused() {
         let message = assert_refused(engine.create_window(&window).await, name);
         assert!(message.contains("window name"), "{name:?}: {message}");
     }
-    let window = NewWindow {
-        target: "main".into(),
-        name: Some("12".into()),
-        ..NewWindow::default()
-    };
-    let message = assert_refused(engine.create_window(&window).await, "12");
-    assert!(message.contains("window index"), "{message}");
+    // tmux reads " 5" as index 5 even in an exact-name target.
+    for name in ["12", " 5"] {
+        let window = NewWindow {
+            target: "main".into(),
+            name: Some(name.into()),
+            ..NewWindow::default()
+        };
+        let message = assert_refused(engine.create_window(&window).await, name);
+        assert!(message.contains("window index"), "{name:?}: {message}");
+    }
     assert_eq!(
         session_names(&engine).await,
         ["main"],
