@@ -121,6 +121,11 @@ fn refusal(kind: NameKind, text: &str) -> Option<String> {
             u32::from(control)
         ));
     }
+    if let Some(meaning) = special_start(first) {
+        return Some(format!(
+            "it starts with '{first}', which in a target means {meaning}"
+        ));
+    }
     if let Some(bad) = text.chars().find(|c| matches!(c, ':' | '.')) {
         return Some(format!(
             "it contains '{bad}', which tmux changes to '_' in session names and which \
@@ -130,11 +135,6 @@ fn refusal(kind: NameKind, text: &str) -> Option<String> {
     if let Some(bad) = text.chars().find(|c| matches!(c, '$' | '\\')) {
         return Some(format!(
             "it contains '{bad}', before which tmux adds a backslash in session names"
-        ));
-    }
-    if let Some(meaning) = special_start(first) {
-        return Some(format!(
-            "it starts with '{first}', which in a target means {meaning}"
         ));
     }
     if kind == NameKind::Window && reads_as_index(text) {

@@ -373,7 +373,10 @@ fn parse_session(text: &str) -> Result<SessionTarget, String> {
     match text.chars().next() {
         Some('%') => Err("it is a pane id, not a session".to_owned()),
         Some('@') => Err("it is a window id, not a session".to_owned()),
-        _ => session_part(text),
+        Some('$') => id(text, "session", SessionId::parse_bytes).map(SessionTarget::Id),
+        _ => Name::session(text)
+            .map(SessionTarget::Name)
+            .map_err(|e| e.reason),
     }
 }
 
@@ -630,6 +633,17 @@ mod tests {
             reason("main:9")
         );
         assert!(reason("{next}").contains("{next}"), "{}", reason("{next}"));
+        assert!(
+            reason("main:$.0").contains("last window"),
+            "{}",
+            reason("main:$.0")
+        );
+        let err = "-t".parse::<SessionTarget>().unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("session target \"-t\" is refused: it starts with '-'"),
+            "{err}"
+        );
         assert!(
             reason("main:a.b.0").contains("not a pane index"),
             "{}",
