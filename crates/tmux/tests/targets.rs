@@ -417,3 +417,25 @@ async fn a_session_name_never_finds_a_clients_session() {
     assert!(matches!(err, Error::NotFound { .. }), "{tty}: {err}");
     assert_eq!(session_names(&engine).await, ["main", "person"]);
 }
+
+#[tokio::test]
+async fn a_name_tmux_stores_otherwise_is_refused_and_removed() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    // U+0378 is unassigned: the C library gives it no width, so tmux writes
+    // it as octal escapes. The name rules let it through; the check after
+    // creation catches it.
+    let name = "a\u{378}b";
+    match engine.create_session(&named(name)).await {
+        Ok(created) => assert_eq!(created.session_name, name),
+        Err(Error::InvalidArgument(message)) => {
+            assert!(message.contains("would store it as"), "{message}")
+        }
+        Err(other) => panic!("{other}"),
+    }
+    let names = session_names(&engine).await;
+    assert!(
+        names == ["main"] || names == ["a\u{378}b", "main"],
+        "a session under another name was left: {names:?}"
+    );
+}
