@@ -132,7 +132,7 @@ pub async fn serve_http(
             tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
         }
         let Ok(permit) = connections.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, max = limits.max_connections, "too many HTTP connections");
+            tracing::debug!(%peer, max = limits.max_connections, "too many HTTP connections");
             tokio::spawn(turn_away(stream));
             continue;
         };
@@ -308,7 +308,7 @@ impl Gate {
         let _creating = self.creating.lock().await;
         let open = self.sessions.sessions.read().await.len();
         if open >= self.max_sessions {
-            tracing::warn!(open, max = self.max_sessions, "HTTP session cap reached");
+            tracing::debug!(open, max = self.max_sessions, "HTTP session cap reached");
             let refusal = Refusal {
                 id: jsonrpc::request_id(message).unwrap_or(Value::Null),
                 code: SERVER_BUSY,
