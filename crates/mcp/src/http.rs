@@ -227,6 +227,8 @@ impl Gate {
         }
         if request.method() != Method::POST {
             let deleting = request.method() == Method::DELETE;
+            let mut request = request;
+            resume_after_last_event(request.headers_mut());
             let mut response = self.mcp.clone().call(request).await?;
             // The session is closed by the time rmcp answers a DELETE with
             // 202 Accepted; clients expect 200 or 204 for that.
@@ -345,6 +347,36 @@ impl Drop for Release {
     fn drop(&mut self) {
         lock(&self.in_flight).remove(&self.key);
     }
+}
+
+/// rmcp 3.9 replays a resumed stream from the event the client names in
+/// `Last-Event-ID`, which the client has already seen (a second copy of a
+/// progress notification, or of an answer, confuses clients). The header is
+/// rewritten to name the event after it, so the replay starts with the first
+/// event the client missed.
+fn resume_after_last_event(headers: &mut hyper::HeaderMap) {
+    let next = headers
+        .get(LAST_EVENT_ID)
+        .and_then(|value| value.to_str().ok())
+        .and_then(next_event_id);
+    if let Some(next) = next.and_then(|id| hyper::header::HeaderValue::from_str(&id).ok()) {
+        headers.insert(LAST_EVENT_ID, next);
+    }
+}
+
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The id of the event after `id` in rmcp's `INDEX[/REQUEST]` form.
+fn next_event_id(id: &str) -> Option<String> {
+    let (index, request) = match id.split_once('/') {
+        Some((index, request)) => (index, Some(request)),
+        None => (id, None),
+    };
+    let next = index.parse::<usize>().ok()?.checked_add(1)?;
+    Some(match request {
+        Some(request) => format!("{next}/{request}"),
+        None => next.to_string(),
+    })
 }
 
 fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
@@ -494,6 +526,18 @@ mod tests {
             status(request("/other", Some("Bearer s3cret"))),
             Some(StatusCode::NOT_FOUND)
         );
+    }
+
+    #[test]
+    fn a_resumed_stream_starts_after_the_last_event_seen() {
+        assert_eq!(next_event_id("1/3").as_deref(), Some("2/3"));
+        assert_eq!(next_event_id("0").as_deref(), Some("1"));
+        assert_eq!(next_event_id("x/3"), None);
+        assert_eq!(next_event_id(""), None);
+        let mut headers = hyper::HeaderMap::new();
+        headers.insert(LAST_EVENT_ID, "4/7".parse().unwrap());
+        resume_after_last_event(&mut headers);
+        assert_eq!(headers[LAST_EVENT_ID], "5/7");
     }
 
     #[test]
