@@ -227,9 +227,9 @@ export async function start(t, { transport, toolsets = 'all' }) {
     } else if (transport === 'http') {
         const token = `e2e-ts-token-${process.pid}-${counter}`;
         const url = await startHttp([...args, '--http', '127.0.0.1:0', '--http-token', token], stderr, cleanups);
-        clientTransport = new StreamableHTTPClientTransport(new URL(url), {
-            requestInit: { headers: { Authorization: `Bearer ${token}` } },
-        });
+        clientTransport = httpTransport(url, token);
+        session.url = url;
+        session.token = token;
     } else {
         throw new Error(`unknown transport ${transport}`);
     }
@@ -237,6 +237,21 @@ export async function start(t, { transport, toolsets = 'all' }) {
     await within(STARTUP_TIMEOUT_MS, `connecting over ${transport}`, client.connect(clientTransport));
     await session.listTools();
     return session;
+}
+
+function httpTransport(url, token) {
+    return new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    });
+}
+
+// Connects one more client to the HTTP server of `tp` with `token`; it is
+// closed when test `t` ends.
+export async function connectHttp(t, tp, token) {
+    const client = new Client({ name: 'termpilot-e2e-ts-second', version: '1.0.0' });
+    t.after(() => within(5_000, 'closing the second client', client.close()).catch(() => {}));
+    await within(STARTUP_TIMEOUT_MS, 'connecting a second client', client.connect(httpTransport(tp.url, token)));
+    return client;
 }
 
 // Starts `termpilot serve --http` and returns the URL it announces on stderr.
