@@ -129,6 +129,8 @@ class Session {
         this.called = new Set();
         this.logged = [];
         this.errors = [];
+        // HTTP only: the requests the transport made.
+        this.requests = [];
     }
 
     async listTools() {
@@ -227,7 +229,7 @@ export async function start(t, { transport, toolsets = 'all' }) {
     } else if (transport === 'http') {
         const token = `e2e-ts-token-${process.pid}-${counter}`;
         const url = await startHttp([...args, '--http', '127.0.0.1:0', '--http-token', token], stderr, cleanups);
-        clientTransport = httpTransport(url, token);
+        clientTransport = httpTransport(url, token, session.requests);
         session.url = url;
         session.token = token;
     } else {
@@ -239,10 +241,44 @@ export async function start(t, { transport, toolsets = 'all' }) {
     return session;
 }
 
-function httpTransport(url, token) {
+// A streamable HTTP client transport sending `token`; when `requests` is
+// given, each HTTP request it makes is recorded there: its method, the
+// Last-Event-ID it resumes from, its response, and the SSE event ids the
+// response carried (read from a copy of the stream as it arrives).
+function httpTransport(url, token, requests) {
+    const recording = async (input, init) => {
+        const lastEventId = new Headers(init?.headers).get('last-event-id');
+        const record = { method: init?.method ?? 'GET', lastEventId, response: null, eventIds: [] };
+        requests?.push(record);
+        const response = await fetch(input, init);
+        record.response = response;
+        if (!requests || !response.body || !response.headers.get('content-type')?.includes('text/event-stream')) {
+            return response;
+        }
+        const [forClient, forRecord] = response.body.tee();
+        readEventIds(forRecord, record.eventIds).catch(() => {});
+        return new Response(forClient, { status: response.status, statusText: response.statusText, headers: response.headers });
+    };
     return new StreamableHTTPClientTransport(new URL(url), {
+        fetch: recording,
         requestInit: { headers: { Authorization: `Bearer ${token}` } },
     });
+}
+
+// Appends the `id:` of each SSE event of `stream` to `ids`.
+async function readEventIds(stream, ids) {
+    const decoder = new TextDecoder();
+    let pending = '';
+    for await (const chunk of stream) {
+        pending += decoder.decode(chunk, { stream: true });
+        const lines = pending.split('\n');
+        pending = lines.pop();
+        for (const line of lines) {
+            if (line.startsWith('id:')) {
+                ids.push(line.slice(3).trim());
+            }
+        }
+    }
 }
 
 // Connects one more client to the HTTP server of `tp` with `token`; it is
