@@ -6,9 +6,8 @@ import { test } from 'node:test';
 
 import { ALL_TOOLS, PANE_RE, PROMPT, SHELL_PANE, TEST_TIMEOUT_MS, poll, start, within } from './termpilot.js';
 
-// How long a cancelled call may take to come back: far less than the 30 s
-// the wait would otherwise last.
-const CANCEL_BOUND_MS = 5_000;
+// The first progress notification of a wait comes after a second.
+const PROGRESS_BOUND_MS = 5_000;
 // How long a cancelled wait would last if the server ignored the cancellation.
 export const CANCELLED_WAIT_S = 3;
 
@@ -24,7 +23,6 @@ async function everyTool(tp) {
         assert.equal(tool.inputSchema?.type, 'object', `${tool.name} inputSchema`);
         assert.equal(tool.outputSchema?.type, 'object', `${tool.name} outputSchema`);
     }
-
     const { sessions } = await tp.ok('list_sessions');
     assert.ok(Array.isArray(sessions), JSON.stringify(sessions));
 
@@ -37,30 +35,43 @@ async function everyTool(tp) {
     assert.equal(prompt.outcome, 'matched', JSON.stringify(prompt));
     assert.ok((await tp.ok('list_sessions')).sessions.some((s) => s.name === 'ts'));
 
-    // Typing, then waiting from the cursor send_keys returned.
+    await typeAndRead(tp, pane);
+    await runCommands(tp, pane);
+    await runBatches(tp, pane);
+    await signalAChannel(tp);
+    await layOutAndKill(tp, created);
+
+    assert.deepEqual(sorted(tp.called), sorted(ALL_TOOLS), 'not every tool was called');
+    assert.deepEqual(tp.errors, [], 'the SDK reported errors');
+}
+
+// send_keys, wait_for_text from its cursor, wait_for_idle, capture_pane,
+// paste_text, and capture_since from the capture's cursor.
+async function typeAndRead(tp, pane) {
     const sent = await tp.ok('send_keys', { pane, text: 'echo one-$((1+1))' });
     const one = await tp.ok('wait_for_text', { pane, pattern: 'one-2', since: sent.cursor, timeout_s: 10 });
     assert.equal(one.outcome, 'matched', JSON.stringify(one));
     assert.equal(one.line, 'one-2');
     const idle = await tp.ok('wait_for_idle', { pane, quiet_ms: 200, timeout_s: 10 });
     assert.equal(idle.outcome, 'idle', JSON.stringify(idle));
-
     const screen = await tp.ok('capture_pane', { pane });
     assert.ok(screen.text.split('\n').includes('one-2'), screen.text);
 
-    // Pasting, then reading only what came after the capture's cursor.
     await tp.ok('paste_text', { pane, text: 'echo pasted-$((2+3))', enter: true });
     const pasted = await tp.ok('wait_for_text', { pane, pattern: 'pasted-5', since: screen.cursor, timeout_s: 10 });
     assert.equal(pasted.outcome, 'matched', JSON.stringify(pasted));
     const since = await tp.ok('capture_since', { pane, cursor: screen.cursor });
     assert.ok(since.text.split('\n').includes('pasted-5'), since.text);
     assert.ok(!since.text.includes('one-2'), since.text);
+}
 
-    // Commands: a quick one, a long output cut and read back, a slow one
-    // picked up after its timeout.
+// run_command: a quick command, a long output cut and read back with
+// read_output, a slow one picked up with wait_for_command after its timeout.
+async function runCommands(tp, pane) {
     const ran = await tp.ok('run_command', { pane, command: 'echo $((6*7))', timeout_s: 10 });
     assert.equal(ran.exit_code, 0, JSON.stringify(ran));
     assert.equal(ran.output, '42');
+
     const long = await tp.ok('run_command', { pane, command: 'seq 1 3000', max_tokens: 100, timeout_s: 10 });
     assert.equal(long.truncated, true, JSON.stringify(long));
     assert.equal(long.total_lines, 3000);
@@ -68,18 +79,21 @@ async function everyTool(tp) {
     const found = await tp.ok('read_output', { output_id: long.output_id, grep: '^2999$' });
     assert.equal(found.matching_lines, 1, JSON.stringify(found));
     assert.match(found.text, /2999$/);
+
     const slow = await tp.ok('run_command', { pane, command: 'sleep 1; echo late-$((1+2))', timeout_s: 0.2 });
     assert.equal(slow.timed_out, true, JSON.stringify(slow));
     assert.ok(slow.command_id, JSON.stringify(slow));
     const late = await tp.ok('wait_for_command', { command_id: slow.command_id, timeout_s: 10 });
     assert.equal(late.exit_code, 0, JSON.stringify(late));
     assert.equal(late.output, 'late-3');
+}
 
-    // Batches.
+async function runBatches(tp, pane) {
     const batch = await tp.ok('send_keys_batch', { operations: [{ pane, text: 'echo batch-$((4+4))' }] });
     assert.equal(batch.succeeded, 1, JSON.stringify(batch));
     const batched = await tp.ok('wait_for_text', { pane, pattern: 'batch-8', since: batch.results[0].cursor, timeout_s: 10 });
     assert.equal(batched.outcome, 'matched', JSON.stringify(batched));
+
     const steps = await tp.ok('run_batch', {
         steps: [
             { op: 'send_keys', pane, text: 'echo step-$((3*3))' },
@@ -88,38 +102,42 @@ async function everyTool(tp) {
     });
     assert.equal(steps.succeeded, 2, JSON.stringify(steps));
     assert.equal(steps.steps[1].result.outcome, 'matched', JSON.stringify(steps));
+}
 
-    // A channel: the wait is under way when the signal comes.
+// wait_for_channel, under way when signal_channel signals it.
+async function signalAChannel(tp) {
     const channel = `ts-channel-${process.pid}`;
     const waiting = tp.ok('wait_for_channel', { channel, timeout_s: 10 });
     const signalled = await tp.ok('signal_channel', { channel });
     assert.equal(signalled.outcome, 'sent', JSON.stringify(signalled));
     const woken = await waiting;
     assert.equal(woken.outcome, 'signalled', JSON.stringify(woken));
+}
 
-    // Layout: a window, a split, the listing, then the kill tools.
-    const window = await tp.ok('create_window', { session: 'ts', name: 'second' });
+// A window and a split in the session of `created`, listed, then the kill
+// tools on them and on a second session.
+async function layOutAndKill(tp, created) {
+    const { pane } = created;
+    const window = await tp.ok('create_window', { session: created.session, name: 'second' });
     assert.match(window.pane, PANE_RE);
     const split = await tp.ok('split_pane', { pane, direction: 'below' });
     assert.match(split.pane, PANE_RE);
-    const listed = (await tp.ok('list_panes', { session: 'ts' })).panes.map((p) => p.id);
+    const listed = (await tp.ok('list_panes', { session: created.session })).panes.map((p) => p.id);
     assert.deepEqual(sorted(listed), sorted([pane, window.pane, split.pane]));
 
     const killedPane = await tp.ok('kill_pane', { pane: split.pane });
     assert.deepEqual(killedPane.panes, [split.pane]);
     const killedWindow = await tp.ok('kill_window', { window: window.window });
     assert.deepEqual(killedWindow.windows, [window.window]);
-    await tp.ok('create_session', { name: 'doomed' });
+    const doomed = await tp.ok('create_session', { name: 'doomed' });
     const killedSession = await tp.ok('kill_session', { session: 'doomed' });
-    assert.equal(killedSession.session.length > 0, true, JSON.stringify(killedSession));
+    assert.equal(killedSession.session, doomed.session, JSON.stringify(killedSession));
+
     const left = (await tp.ok('list_panes', {})).panes.map((p) => p.id);
     assert.ok(left.includes(pane), JSON.stringify(left));
-    assert.ok(!left.includes(split.pane) && !left.includes(window.pane), JSON.stringify(left));
+    assert.ok(![split.pane, window.pane, doomed.pane].some((id) => left.includes(id)), JSON.stringify(left));
     const names = (await tp.ok('list_sessions')).sessions.map((s) => s.name);
-    assert.ok(names.includes('ts') && !names.includes('doomed'), JSON.stringify(names));
-
-    assert.deepEqual(sorted(tp.called), sorted(ALL_TOOLS), 'not every tool was called');
-    assert.deepEqual(tp.errors, [], 'the SDK reported errors');
+    assert.ok(names.includes(created.session_name) && !names.includes('doomed'), JSON.stringify(names));
 }
 
 // Progress notifications of a call that takes a moment: at least one, one
@@ -197,7 +215,8 @@ async function batchProgress(tp) {
 
 // Starts a wait for text that never comes, lasting `seconds`, and aborts it
 // after its first progress notification, when it is surely under way on the
-// server. Returns when the call has rejected, with the time it started.
+// server. Returns when the call has rejected (before the wait could have
+// ended on its own), with the time it started.
 export async function cancelAWait(tp, pane, seconds) {
     const controller = new AbortController();
     let underway;
@@ -211,9 +230,10 @@ export async function cancelAWait(tp, pane, seconds) {
         { signal: controller.signal, onprogress: () => underway() },
     );
     waiting.catch(() => {});
-    await within(CANCEL_BOUND_MS, 'the wait to report progress', progressed);
+    await within(PROGRESS_BOUND_MS, 'the wait to report progress', progressed);
     controller.abort(new Error('stopped by the test'));
-    await assert.rejects(within(CANCEL_BOUND_MS, 'the aborted call to reject', waiting), /stopped by the test/);
+    const left = Math.max(0, started + seconds * 1000 - Date.now());
+    await assert.rejects(within(left, 'the aborted call to reject before the wait ends', waiting), /stopped by the test/);
     return started;
 }
 
