@@ -414,8 +414,9 @@ pub struct SendKeysBatchParams {
 /// cursor of the latest earlier step that returned one, and "$N" the cursor of step N
 /// (counted from 0).
 ///
-/// Its published schema only names the tools: a step's arguments are those of its
-/// tool, published once in that tool's schema and checked against it at run time.
+/// Its published schema only names the tools (one `oneOf` variant per `op`): a step's
+/// arguments are those of its tool, published once in that tool's schema and checked
+/// against it at run time.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum BatchStep {
@@ -453,12 +454,19 @@ impl JsonSchema for BatchStep {
         "BatchStep".into()
     }
 
+    /// One variant per tool, tagged by `op` as serde reads it.
     fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "object",
-            "properties": {"op": {"type": "string", "enum": BatchStep::OPS}},
-            "required": ["op"]
-        })
+        let variants: Vec<Schema> = BatchStep::OPS
+            .iter()
+            .map(|op| {
+                json_schema!({
+                    "type": "object",
+                    "properties": {"op": {"type": "string", "const": op}},
+                    "required": ["op"]
+                })
+            })
+            .collect();
+        json_schema!({ "oneOf": variants })
     }
 }
 

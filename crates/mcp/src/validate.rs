@@ -211,7 +211,7 @@ mod tests {
     }
 
     #[test]
-    fn run_batch_schema_names_every_op() {
+    fn run_batch_schema_keeps_the_op_consts() {
         let spec = crate::catalog::find("run_batch").unwrap();
         let schema = serde_json::to_string(&spec.tool().input_schema).unwrap();
         for op in [

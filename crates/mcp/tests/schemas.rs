@@ -60,6 +60,12 @@ fn walk(schema: &Value, at: &str, input: bool, problems: &mut Vec<String>) {
             problems.push(format!("{at}: non-standard format {format}"));
         }
     }
+    if object
+        .keys()
+        .all(|key| key == "description" || key == "title")
+    {
+        problems.push(format!("{at}: accepts anything (no type)"));
+    }
     for key in ["properties", "$defs", "definitions"] {
         if let Some(Value::Object(children)) = object.get(key) {
             for (name, child) in children {
