@@ -162,11 +162,7 @@ impl ServerHandler for TermpilotServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("termpilot", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "termpilot gives you real terminals in tmux. Find panes with list_panes (or make \
-                 one with create_session), type with send_keys, read with capture_pane. Pane ids \
-                 look like %3. send_keys returns a cursor: output after it was caused by your input.",
-            )
+            .with_instructions(catalog::INSTRUCTIONS)
     }
 
     async fn list_tools(
