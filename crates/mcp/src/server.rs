@@ -139,6 +139,7 @@ impl TermpilotServer {
     /// Runs a published tool: invalid arguments and failures are tool
     /// errors (`isError` results), which the model can read and act on.
     async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> Result<Done, String> {
+        let arguments = crate::validate::nulls_as_absent(arguments);
         self.validators.check(name, &arguments)?;
         handlers::dispatch(self, name, arguments, call).await
     }

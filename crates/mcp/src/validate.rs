@@ -116,6 +116,24 @@ fn shortened(message: &str) -> String {
 }
 
 /// Deserialises checked arguments into the tool's parameter type.
+/// Drops object members whose value is `null`, at any depth. Schemas publish
+/// an optional argument as one that is not required, never as nullable, but
+/// many clients send `null` for an optional argument they leave out: it is
+/// taken as absent rather than refused.
+pub(crate) fn nulls_as_absent(value: Value) -> Value {
+    match value {
+        Value::Object(members) => Value::Object(
+            members
+                .into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, nulls_as_absent(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(nulls_as_absent).collect()),
+        other => other,
+    }
+}
+
 pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, String> {
     serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for {tool}: {e}"))
 }
@@ -124,6 +142,31 @@ pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn null_arguments_count_as_absent() {
+        let validators = Validators::new();
+        let sent = json!({"pane": "%1", "max_tokens": null,
+            "steps": [{"op": "capture_pane", "pane": "%1", "scrollback": null}]});
+        let taken = nulls_as_absent(sent);
+        assert_eq!(
+            taken,
+            json!({"pane": "%1", "steps": [{"op": "capture_pane", "pane": "%1"}]})
+        );
+        assert!(
+            validators
+                .check(
+                    "capture_pane",
+                    &nulls_as_absent(json!({"pane": "%1", "max_tokens": null}))
+                )
+                .is_ok()
+        );
+        assert!(
+            validators
+                .check("capture_pane", &json!({"pane": "%1", "max_tokens": null}))
+                .is_err()
+        );
+    }
 
     #[test]
     fn missing_required_field_is_named() {
