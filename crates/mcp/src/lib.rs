@@ -40,6 +40,10 @@ mod validate;
 mod waits;
 
 pub use server::{ServerOptions, TermpilotServer};
+
+/// The server's instructions, sent once in `initialize`: the rules every tool
+/// shares (targets, cursors, budgets, timeouts).
+pub const INSTRUCTIONS: &str = catalog::INSTRUCTIONS;
 pub use toolset::{Toolset, Toolsets, UnknownToolset};
 
 /// Serves MCP over stdin/stdout until the client closes the connection.
