@@ -38,6 +38,7 @@ fn outcome_name(outcome: Outcome) -> &'static str {
         Outcome::Lost => "lost",
         Outcome::Idle => "idle",
         Outcome::CancelledByUser => "cancelled_by_user",
+        Outcome::AwaitingInput => "awaiting_input",
     }
 }
 
