@@ -188,6 +188,19 @@ pub(crate) const SPECS: &[Spec] = &[
         output: output::<SentEntry>,
     },
     Spec {
+        name: "type_secret",
+        title: "Type a configured secret",
+        description: "Type a secret the person configured (termpilot serve --secret NAME=...) \
+            into a pane whose program waits for it with echo off (a wait or run_command ended \
+            with outcome awaiting_input and secret: true), then Enter. You never see the value, \
+            and results show [secret NAME] wherever a program prints it. Refused when the pane \
+            is not at a hidden prompt or the name is unknown (the error lists the names).",
+        toolset: Toolset::Input,
+        effect: Effect::Writes,
+        input: input::<crate::secrets::TypeSecretParams>,
+        output: output::<crate::secrets::SecretTypedEntry>,
+    },
+    Spec {
         name: "paste_text",
         title: "Paste text into a pane",
         description: "Paste text into a pane as a terminal paste (bracketed when the program \

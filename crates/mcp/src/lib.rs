@@ -22,6 +22,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod awaiting;
 mod batches;
 mod budget;
 mod catalog;
@@ -29,6 +30,7 @@ mod handlers;
 pub mod http;
 pub mod params;
 pub mod results;
+pub mod secrets;
 pub mod server;
 pub mod toolset;
 mod validate;

@@ -273,6 +273,11 @@ pub struct WaitForTextParams {
     /// Seconds to wait (default 30; capped by the server's ceiling).
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
+    /// Milliseconds without output after which a program waiting for input (a prompt, a
+    /// REPL, a pager) ends the wait with outcome "awaiting_input" (default 300; 0 turns
+    /// this off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
     /// Most tokens of output to return in the tail (default 300).
     #[schemars(range(min = 50, max = 100000))]
     pub max_tokens: Option<u32>,
@@ -291,6 +296,11 @@ pub struct WaitForIdleParams {
     /// Seconds to wait at most (default 30; capped by the server's ceiling).
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
+    /// Milliseconds without output after which a program waiting for input (a prompt, a
+    /// REPL, a pager) ends the wait with outcome "awaiting_input" (default 300; 0 turns
+    /// this off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
 }
 
 /// Arguments of `wait_for_channel`.
@@ -328,6 +338,11 @@ pub struct RunCommandParams {
     /// timeout it keeps running; pick it up with wait_for_command.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
+    /// Milliseconds without output after which a program waiting for input (a prompt, a
+    /// REPL, a pager) ends the wait with outcome "awaiting_input" (default 300; 0 turns
+    /// this off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
     /// Most tokens of output to return (default 2000).
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
@@ -343,6 +358,11 @@ pub struct WaitForCommandParams {
     /// Seconds to wait (default 30; capped by the server's ceiling).
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
+    /// Milliseconds without output after which a program waiting for input (a prompt, a
+    /// REPL, a pager) ends the wait with outcome "awaiting_input" (default 300; 0 turns
+    /// this off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
     /// Most tokens of output to return (default 2000).
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,

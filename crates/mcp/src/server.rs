@@ -42,6 +42,8 @@ pub struct ServerOptions {
     pub kept_output_bytes: u64,
     /// Keep the output directory when the server exits.
     pub keep_outputs: bool,
+    /// Secrets `type_secret` may type, redacted from every result.
+    pub secrets: crate::secrets::Secrets,
 }
 
 impl Default for ServerOptions {
@@ -54,6 +56,7 @@ impl Default for ServerOptions {
             output_dir: None,
             kept_output_bytes: 256 << 20,
             keep_outputs: false,
+            secrets: crate::secrets::Secrets::default(),
         }
     }
 }
@@ -178,6 +181,7 @@ impl ServerHandler for TermpilotServer {
             last_count: Mutex::new(None),
         };
         let outcome = self.call(&request.name, arguments, &call).await;
+        let outcome = self.redact_outcome(outcome);
         tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = outcome.is_ok(), "tool call");
         let result = match outcome {
             Ok(done) => {
