@@ -111,7 +111,9 @@ pub(crate) const SPECS: &[Spec] = &[
             is scanned, so output that scrolls past is never missed. Pass `since` = the cursor \
             send_keys returned. The echo of what termpilot typed does not count. `stop` patterns \
             end the wait early as a failure (e.g. \"error\"). A timeout is a normal outcome, \
-            not an error. For commands in a shell, run_command is simpler.",
+            not an error. For commands in a shell, run_command is simpler. Ends with outcome \
+            awaiting_input when the program waits for input (a prompt, a REPL, a pager): answer \
+            with send_keys, type_secret (secret: true), or ask your person.",
         toolset: Toolset::ReadOnly,
         effect: Effect::Reads,
         input: input::<WaitForTextParams>,
@@ -122,7 +124,8 @@ pub(crate) const SPECS: &[Spec] = &[
         title: "Wait for a pane to go quiet",
         description: "Wait until a pane has printed nothing for `quiet_ms`. Use it when you do \
             not know what a program will print last (an installer, a REPL redrawing); prefer \
-            wait_for_text when you know the text to expect.",
+            wait_for_text when you know the text to expect. Ends with outcome awaiting_input \
+            when the program waits for input.",
         toolset: Toolset::ReadOnly,
         effect: Effect::Reads,
         input: input::<WaitForIdleParams>,
@@ -156,8 +159,11 @@ pub(crate) const SPECS: &[Spec] = &[
             its exit code and only its own output (no prompt, no echoed command), cut to a \
             budget. Needs a shell at its prompt; for a REPL or a full-screen program use \
             send_keys and wait_for_text. On timeout the command keeps running and the result \
-            carries a command_id for wait_for_command. Screens and captures show the command \
-            line as typed, without the markers termpilot wraps around it.",
+            carries a command_id for wait_for_command. When the command waits for input (a \
+            password, [Y/n], a REPL) it returns early with awaiting_input, its prompt and a \
+            command_id: answer with send_keys or type_secret (or ask your person), then call \
+            wait_for_command. Screens and captures show the command line as typed, without the \
+            markers termpilot wraps around it.",
         toolset: Toolset::Input,
         effect: Effect::Runs,
         input: input::<RunCommandParams>,
@@ -169,7 +175,8 @@ pub(crate) const SPECS: &[Spec] = &[
         description: "Keep waiting for a command that run_command left running after its \
             timeout; returns its exit code and output once it finishes. A command interrupted \
             with C-c never reports an exit code: once its shell is idle at its prompt again \
-            (or the next run_command in that pane starts), this returns it as interrupted.",
+            (or the next run_command in that pane starts), this returns it as interrupted. \
+            Returns early with awaiting_input when the command waits for input again.",
         toolset: Toolset::ReadOnly,
         effect: Effect::Reads,
         input: input::<WaitForCommandParams>,
