@@ -213,6 +213,16 @@ async fn a_plain_sh_prompt_is_not_input() {
 }
 
 #[tokio::test]
+async fn a_plain_sh_script_reading_a_line() {
+    let script = temp_path("script");
+    std::fs::write(&script, "printf 'Proceed? '\nread answer\n").unwrap();
+    let input = awaiting(&format!("sh '{}'", script.display())).await;
+    let _ = std::fs::remove_file(&script);
+    assert!(input.line_mode && !input.secret, "{input:?}");
+    assert_eq!(input.prompt, "Proceed? ");
+}
+
+#[tokio::test]
 async fn zero_settle_turns_detection_off() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;

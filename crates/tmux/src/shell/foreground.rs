@@ -32,9 +32,10 @@ pub(super) fn foreground(pane_pid: u32, tty: &str) -> Option<Foreground> {
     pids.sort_by_key(|&pid| (pid != group_id, pid));
     let group: Vec<ProcessFacts> = pids.iter().filter_map(|&pid| process(pid, tty)).collect();
     let lone_shell = match pids.as_slice() {
-        [leader] if *leader == group_id && command_string(*leader).is_none() => {
-            group.first().and_then(|p| shell_kind(&p.name))
-        }
+        [leader] if *leader == group_id && command_string(*leader).is_none() => group
+            .first()
+            .and_then(|p| shell_kind(&p.name))
+            .filter(|&kind| kind == LeaderShell::Editing || !runs_script(*leader)),
         _ => None,
     };
     Some(Foreground { group, lone_shell })
@@ -51,6 +52,19 @@ pub(super) fn tty_mode(tty: &str) -> Option<TtyMode> {
         echo: termios.local_modes.contains(LocalModes::ECHO),
         canonical: termios.local_modes.contains(LocalModes::ICANON),
     })
+}
+
+/// Whether a shell was given a script to run (an argument that is not an
+/// option): `sh script.sh` reads in line mode as `sh` at its prompt does,
+/// but it has no prompt.
+fn runs_script(pid: u32) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    cmdline
+        .split(|&b| b == 0)
+        .skip(1)
+        .any(|arg| !arg.is_empty() && !arg.starts_with(b"-"))
 }
 
 fn shell_kind(name: &str) -> Option<LeaderShell> {
