@@ -15,6 +15,8 @@
 //!    following it, with a bare `tmux -C` client, and with no client attached.
 //! 6. 50 keystroke operations in one `send_keys_batch` call vs 50 single
 //!    `send_keys` calls.
+//! 7. How long after a `read -s` prompt a wait returns `awaiting_input`,
+//!    and a flood followed with the detection on and off.
 //!
 //! Every pane runs plain `bash --norc --noprofile` (a `tmux.conf` in a
 //! private temporary directory), so the user's startup files slow nothing.
@@ -23,6 +25,7 @@
 //! `target/bench-latency.json`.
 #![allow(clippy::print_stdout)]
 
+mod awaiting_lag;
 mod batch_cost;
 mod flood;
 mod mcp_client;
@@ -87,6 +90,7 @@ fn main() -> anyhow::Result<()> {
     report.push(wake_lag::wake_lag(&server)?);
     report.push(flood::flood(&server, &plain)?);
     report.push(batch_cost::batch_cost(&server)?);
+    report.push(awaiting_lag::awaiting_lag(&server)?);
     print!("{}", report.table());
     let target = Path::new(TERMPILOT)
         .ancestors()
