@@ -280,6 +280,26 @@ async fn run_command_returns_when_its_command_asks() {
 }
 
 #[tokio::test]
+async fn run_command_is_not_typed_into_a_waiting_read() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, "bash", None).await;
+    let asked = engine
+        .run_command_or_input(pane, "read -p 'Q? ' a; echo got-$a", LIMIT, SETTLE)
+        .await
+        .unwrap();
+    assert!(asked.input.is_some());
+    let refused = engine
+        .run_command(pane, "echo second", Duration::from_secs(3))
+        .await;
+    let error = refused.expect_err("typed into the read").to_string();
+    assert!(error.contains("waits for input at \"Q? \""), "{error}");
+    type_line(&engine, pane, "yes").await;
+    let done = engine.wait_for_command(&asked.id, LIMIT).await.unwrap();
+    assert_eq!(done.output, "Q? yes\ngot-yes");
+}
+
+#[tokio::test]
 async fn run_command_of_a_quiet_command_still_completes() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;

@@ -35,6 +35,23 @@ impl Engine {
         self.input_check(pane, false, settled, settled).await
     }
 
+    /// Refuses to type a command into a shell that is not at its prompt but
+    /// in a `read` builtin (it would take the command line as its answer),
+    /// e.g. after a `run_command` that returned awaiting input.
+    pub(super) async fn refuse_awaiting_input(&self, pane: PaneId) -> Result<()> {
+        let Some(input) = self.awaiting_input(pane).await? else {
+            return Ok(());
+        };
+        Err(crate::Error::NotAtPrompt {
+            pane,
+            why: format!(
+                "{} waits for input at {:?}; answer it with send_keys (or type_secret), then \
+                 wait_for_command for the earlier run_command",
+                input.program, input.prompt
+            ),
+        })
+    }
+
     /// [`Engine::wait_for_text`], ending early with outcome `AwaitingInput`
     /// (and `input` set) when the pane's program waits for input after
     /// printing nothing for `settle`; a zero `settle` never ends it so.

@@ -190,6 +190,7 @@ impl Engine {
             });
         };
         let (shell, shell_pid) = self.shell_at_prompt(pane).await?;
+        self.refuse_awaiting_input(pane).await?;
         // Taken before typing: the echo goes on the prompt's line.
         let prompt = self.read_journal(pane, shown_prompt);
         let nonce = nonce();
