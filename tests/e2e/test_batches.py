@@ -698,7 +698,9 @@ def test_cancelled_run_batch_stops_between_steps(server: Server, tmp_path: Path)
         pane = await sink(client, "cancel", out)
         steps = [
             {"op": "send_keys", "pane": pane, "text": "before;", "enter": False},
-            {"op": "wait_for_text", "pane": pane, "pattern": "never", "timeout_s": 1.5},
+            # The sink reads its terminal: without input_settle_ms 0 the wait would end
+            # at once with awaiting_input.
+            {"op": "wait_for_text", "pane": pane, "pattern": "never", "timeout_s": 1.5, "input_settle_ms": 0},
             {"op": "send_keys", "pane": pane, "text": "after;", "enter": False},
         ]
         with anyio.move_on_after(0.5) as scope:

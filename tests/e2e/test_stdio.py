@@ -46,6 +46,7 @@ NON_DESTRUCTIVE = READ_ONLY | RUNS_COMMANDS | {
     "create_window",
     "split_pane",
     "signal_channel",
+    "type_secret",
 }
 # The toolset that is off by default.
 DESTRUCTIVE = {"kill_session", "kill_window", "kill_pane"}

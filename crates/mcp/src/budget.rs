@@ -30,7 +30,8 @@ impl TermpilotServer {
 
     /// Renders clean text within `budget`, keeping the full text when cut.
     pub(crate) fn fit_text(&self, text: &str, budget: &Budget) -> Result<Fitted, String> {
-        self.fit(termpilot_render::plan(text, budget))
+        let text = self.redact_text(text);
+        self.fit(termpilot_render::plan(&text, budget))
     }
 
     fn fit(&self, plan: Plan<'_>) -> Result<Fitted, String> {

@@ -28,7 +28,11 @@ pub(crate) const INSTRUCTIONS: &str = "termpilot gives you real terminals in tmu
     left out); a cut result has an `output_id` to page through with read_output, instead of \
     asking again with a huge budget.\n\
     - Timeouts: `timeout_s` is capped by the server's ceiling; a timeout is a normal outcome, \
-    not an error.";
+    not an error.\n\
+    - Input: waits and run_command end early with outcome awaiting_input when the pane's \
+    program waits for input (a prompt, [Y/n], a REPL, a pager, an editor); `prompt` shows the \
+    question, `secret: true` a password prompt. Answer with send_keys, type_secret (secret \
+    prompts), or ask your person; then wait_for_command picks a run_command up again.";
 
 /// How a tool affects the world, for its annotations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -388,9 +392,9 @@ pub(crate) const SPECS: &[Spec] = &[
     Spec {
         name: "wait_for_command",
         title: "Wait for a running command",
-        description: "Keep waiting for a command run_command left running; return its exit \
-            code and output. One interrupted with C-c returns as interrupted once its shell \
-            is idle at its prompt again.",
+        description: "Keep waiting for a command run_command left running (after a timeout or \
+            awaiting_input); return its exit code and output. One interrupted with C-c returns \
+            as interrupted once its shell is idle at its prompt again.",
         toolset: Toolset::ReadOnly,
         effect: Effect::Reads,
         input: input::<WaitForCommandParams>,
@@ -406,6 +410,19 @@ pub(crate) const SPECS: &[Spec] = &[
         effect: Effect::Runs,
         input: input::<SendKeysParams>,
         output: output::<SentEntry>,
+    },
+    Spec {
+        name: "type_secret",
+        title: "Type a configured secret",
+        description: "Type a secret the person configured (termpilot serve --secret NAME=...) \
+            into a pane whose program waits for it with echo off (a wait or run_command ended \
+            with outcome awaiting_input and secret: true), then Enter. You never see the value, \
+            and results show [secret NAME] wherever a program prints it. Refused when the pane \
+            is not at a hidden prompt or the name is unknown (the error lists the names).",
+        toolset: Toolset::Input,
+        effect: Effect::Writes,
+        input: input::<crate::secrets::TypeSecretParams>,
+        output: output::<crate::secrets::SecretTypedEntry>,
     },
     Spec {
         name: "paste_text",

@@ -39,6 +39,7 @@ pub(crate) async fn dispatch(
         "capture_pane" => capture_pane(server, parse(name, arguments)?).await,
         "send_keys" => send_keys(server, parse(name, arguments)?).await,
         "paste_text" => paste_text(server, parse(name, arguments)?).await,
+        "type_secret" => crate::secrets::type_secret(server, parse(name, arguments)?).await,
         "create_session" => create_session(server, parse(name, arguments)?).await,
         "create_window" => create_window(server, parse(name, arguments)?).await,
         "split_pane" => split_pane(server, parse(name, arguments)?).await,

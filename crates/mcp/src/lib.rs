@@ -24,6 +24,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod awaiting;
 mod batches;
 mod budget;
 mod catalog;
@@ -33,6 +34,7 @@ mod jsonrpc;
 pub mod params;
 mod progress;
 pub mod results;
+pub mod secrets;
 pub mod server;
 mod stdio;
 pub mod toolset;

@@ -273,6 +273,10 @@ pub struct WaitForTextParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
+    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
+    /// (default 300; 0: off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
     /// Budget of the returned tail (default 300).
     #[schemars(range(min = 50, max = 100000))]
     pub max_tokens: Option<u32>,
@@ -291,6 +295,10 @@ pub struct WaitForIdleParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
+    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
+    /// (default 300; 0: off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
 }
 
 /// Arguments of `wait_for_channel`.
@@ -327,6 +335,10 @@ pub struct RunCommandParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
+    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
+    /// (default 300; 0: off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
     /// Default 2000.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
@@ -342,6 +354,10 @@ pub struct WaitForCommandParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
+    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
+    /// (default 300; 0: off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
     /// Default 2000.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,

@@ -205,8 +205,9 @@ pub struct WaitEntry {
     /// The pane id.
     pub pane: String,
     /// "matched", "stopped", "timeout", "pane_exited", "lost" (output the wait needed was
-    /// dropped), "idle" (wait_for_idle), or "cancelled_by_user" (a person at the pane
-    /// cancelled the wait with termpilot attach).
+    /// dropped), "idle" (wait_for_idle), "cancelled_by_user" (a person at the pane
+    /// cancelled the wait with termpilot attach), or "awaiting_input" (the program waits
+    /// for input: answer with send_keys, type_secret when secret, or ask your person).
     pub outcome: String,
     /// The matched text.
     pub matched: Option<String>,
@@ -232,6 +233,20 @@ pub struct WaitEntry {
     /// The pane is in copy mode: the program keeps running and printing, but the screen
     /// shown is frozen.
     pub in_mode: bool,
+    /// For "awaiting_input": the prompt's line as the screen shows it (e.g. "Password: ").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// For "awaiting_input": the terminal does not echo (a password prompt); answer with
+    /// type_secret, or ask your person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<bool>,
+    /// For "awaiting_input": the terminal reads a whole line (Enter sends it); false for
+    /// programs that read single keys (REPLs with line editing, pagers, editors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_mode: Option<bool>,
+    /// For "awaiting_input": the name of the program that reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 /// Result of `wait_for_channel` and `signal_channel`.
@@ -272,6 +287,23 @@ pub struct CommandEntry {
     pub elapsed_s: f64,
     /// Cursor just after the command's output.
     pub cursor: String,
+    /// The command waits for input (it keeps running; answer it with send_keys or
+    /// type_secret, then call wait_for_command with command_id).
+    pub awaiting_input: bool,
+    /// For "awaiting_input": the prompt's line as the screen shows it (e.g. "Password: ").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// For "awaiting_input": the terminal does not echo (a password prompt); answer with
+    /// type_secret, or ask your person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<bool>,
+    /// For "awaiting_input": the terminal reads a whole line (Enter sends it); false for
+    /// programs that read single keys (REPLs with line editing, pagers, editors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_mode: Option<bool>,
+    /// For "awaiting_input": the name of the program that reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 /// Result of `capture_since`.

@@ -43,6 +43,8 @@ pub struct ServerOptions {
     pub kept_output_bytes: u64,
     /// Keep the output directory when the server exits.
     pub keep_outputs: bool,
+    /// Secrets `type_secret` may type, redacted from every result.
+    pub secrets: crate::secrets::Secrets,
 }
 
 impl Default for ServerOptions {
@@ -55,6 +57,7 @@ impl Default for ServerOptions {
             output_dir: None,
             kept_output_bytes: 256 << 20,
             keep_outputs: false,
+            secrets: crate::secrets::Secrets::default(),
         }
     }
 }
@@ -190,6 +193,7 @@ impl ServerHandler for TermpilotServer {
             step: Mutex::default(),
         };
         let outcome = self.call(&request.name, arguments, &call).await;
+        let outcome = self.redact_outcome(outcome);
         tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = outcome.is_ok(), "tool call");
         let result = match outcome {
             Ok(done) => {

@@ -38,6 +38,7 @@ fn outcome_name(outcome: Outcome) -> &'static str {
         Outcome::Lost => "lost",
         Outcome::Idle => "idle",
         Outcome::CancelledByUser => "cancelled_by_user",
+        Outcome::AwaitingInput => "awaiting_input",
     }
 }
 
@@ -63,11 +64,12 @@ pub(crate) async fn wait_for_text(
         timeout: server.wait_time(params.timeout_s),
     };
     let what = format!("waiting for text in {pane}");
+    let settle = crate::awaiting::settle(params.input_settle_ms);
     let report = call
         .run(
             &what,
             spec.timeout,
-            server.engine.wait_for_text(pane, &spec),
+            server.engine.wait_for_text_or_input(pane, &spec, settle),
         )
         .await?
         .map_err(engine_error)?;
@@ -83,11 +85,14 @@ pub(crate) async fn wait_for_idle(
     let quiet = std::time::Duration::from_millis(params.quiet_ms.unwrap_or(500));
     let timeout = server.wait_time(params.timeout_s);
     let what = format!("waiting for {pane} to go quiet");
+    let settle = crate::awaiting::settle(params.input_settle_ms);
     let report = call
         .run(
             &what,
             timeout,
-            server.engine.wait_for_idle(pane, quiet, timeout),
+            server
+                .engine
+                .wait_for_idle_or_input(pane, quiet, timeout, settle),
         )
         .await?
         .map_err(engine_error)?;
@@ -104,6 +109,7 @@ fn wait_done(
     let tail = report.tail.join("\n");
     let tail = server.fit_text(&hide_wrappers(&tail), &budget)?;
     let found = report.found.as_ref();
+    let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = WaitEntry {
         pane: pane.to_string(),
         outcome: outcome_name(report.outcome).to_owned(),
@@ -117,8 +123,15 @@ fn wait_done(
         tail: tail.text,
         alternate_screen: report.alternate_screen,
         in_mode: report.in_mode,
+        prompt: input.prompt,
+        secret: input.secret,
+        line_mode: input.line_mode,
+        program: input.program,
     };
     let mut text = format!("{} after {:.3} s", entry.outcome, entry.elapsed_s);
+    if let Some(input) = &report.input {
+        text.push_str(&crate::awaiting::describe(input));
+    }
     if let Some(line) = &entry.line {
         text.push_str(&format!(": {line}"));
     }
@@ -203,7 +216,12 @@ pub(crate) async fn run_command(
         .run(
             &what,
             timeout,
-            server.engine.run_command(pane, &params.command, timeout),
+            server.engine.run_command_or_input(
+                pane,
+                &params.command,
+                timeout,
+                crate::awaiting::settle(params.input_settle_ms),
+            ),
         )
         .await?
         .map_err(engine_error)?;
@@ -221,7 +239,11 @@ pub(crate) async fn wait_for_command(
         .run(
             &what,
             timeout,
-            server.engine.wait_for_command(&params.command_id, timeout),
+            server.engine.wait_for_command_or_input(
+                &params.command_id,
+                timeout,
+                crate::awaiting::settle(params.input_settle_ms),
+            ),
         )
         .await?
         .map_err(engine_error)?;
@@ -235,21 +257,34 @@ fn command_done(
 ) -> Result<Done> {
     let budget = server.budget(max_tokens, None);
     let output = server.fit_text(&report.output, &budget)?;
-    let timed_out = report.exit_code.is_none() && !report.interrupted;
+    let awaiting = report.input.is_some();
+    let timed_out = report.exit_code.is_none() && !report.interrupted && !awaiting;
+    let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = CommandEntry {
         pane: report.pane.to_string(),
         exit_code: report.exit_code,
         timed_out,
         interrupted: report.interrupted,
-        command_id: timed_out.then(|| report.id.clone()),
+        command_id: (timed_out || awaiting).then(|| report.id.clone()),
         output: output.text.clone(),
         truncated: output.truncated,
         total_lines: output.total_lines,
         output_id: output.output_id.clone(),
         elapsed_s: report.elapsed.as_secs_f64(),
         cursor: server.cursor(report.pane, report.cursor),
+        awaiting_input: awaiting,
+        prompt: input.prompt,
+        secret: input.secret,
+        line_mode: input.line_mode,
+        program: input.program,
     };
     let status = match (entry.exit_code, &entry.command_id) {
+        (None, Some(id)) if let Some(input) = &report.input => format!(
+            "awaiting input after {:.3} s{}; answer it, then call wait_for_command with \
+             command_id {id}",
+            entry.elapsed_s,
+            crate::awaiting::describe(input)
+        ),
         (Some(code), _) => format!("exit code {code} after {:.3} s", entry.elapsed_s),
         (None, Some(id)) => format!(
             "still running after {:.3} s; call wait_for_command with command_id {id}",

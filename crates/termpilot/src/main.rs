@@ -47,6 +47,9 @@ struct ServeArgs {
     #[command(flatten)]
     server: ServerSelection,
 
+    #[command(flatten)]
+    secrets: server_args::SecretArgs,
+
     /// Toolsets to publish, comma-separated: read-only, input, lifecycle,
     /// destructive, or all. The destructive set (kill_*) is off by default.
     #[arg(
@@ -136,6 +139,7 @@ fn init_logging(filter: &str) -> anyhow::Result<()> {
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(&args.log)?;
     let toolsets = Toolsets::parse(&args.toolsets)?;
+    let secrets = args.secrets.secrets()?;
     anyhow::ensure!(args.journal_mb > 0, "--journal-mb must be at least 1");
     anyhow::ensure!(args.max_wait_s > 0.0, "--max-wait-s must be positive");
     let http_limits = args.http_limits.limits()?;
@@ -166,6 +170,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         output_dir: args.output_dir,
         kept_output_bytes: args.kept_output_mb << 20,
         keep_outputs: args.keep_outputs,
+        secrets,
     };
     let server =
         TermpilotServer::new(engine, options).context("cannot set up the kept-output directory")?;

@@ -143,3 +143,26 @@ impl HttpLimitArgs {
         })
     }
 }
+
+/// Secrets `serve` lets an agent type with `type_secret` without seeing them.
+#[derive(Debug, Clone, Args)]
+pub struct SecretArgs {
+    /// A secret an agent may type into a password prompt without seeing it:
+    /// NAME=env:VARIABLE or NAME=file:PATH (repeatable; read when typed, never
+    /// printed; results show [secret NAME] wherever a program prints it).
+    #[arg(
+        long = "secret",
+        env = "TERMPILOT_SECRETS",
+        value_delimiter = ',',
+        value_name = "NAME=env:VAR|NAME=file:PATH",
+        hide_env_values = true
+    )]
+    pub secrets: Vec<String>,
+}
+
+impl SecretArgs {
+    /// The secrets, checked (a malformed or repeated one fails start-up).
+    pub fn secrets(&self) -> anyhow::Result<termpilot_mcp::secrets::Secrets> {
+        termpilot_mcp::secrets::Secrets::parse(&self.secrets).map_err(anyhow::Error::msg)
+    }
+}

@@ -34,6 +34,7 @@ pub mod echo;
 mod engine;
 mod error;
 mod format;
+pub mod input_state;
 mod ops;
 mod panes;
 pub mod person;
@@ -47,11 +48,12 @@ pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};
 pub use engine::Engine;
 pub use error::{Error, Result};
+pub use input_state::AwaitingInput;
 pub use ops::{
     Capture, Created, Input, Killed, NewSession, NewWindow, PaneInfo, PaneScope, Scrollback,
     SessionInfo, Split, SplitDirection,
 };
-pub use shell::{CommandReport, Shell, hide_wrappers};
+pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, Shell, hide_wrappers};
 pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::Needle;
 pub use wait::{Found, Outcome, TextWait, WaitReport};

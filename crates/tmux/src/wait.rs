@@ -53,6 +53,8 @@ pub enum Outcome {
     Idle,
     /// A person at the pane (`termpilot attach`) cancelled the wait.
     CancelledByUser,
+    /// The pane's program waits for input (see `input_state`).
+    AwaitingInput,
 }
 
 /// The text a wait matched.
@@ -91,6 +93,8 @@ pub struct WaitReport {
     pub alternate_screen: bool,
     /// The pane is in copy mode (or another mode).
     pub in_mode: bool,
+    /// What the program waiting for input looks like, for `AwaitingInput`.
+    pub input: Option<crate::input_state::AwaitingInput>,
 }
 
 /// A pane's state, in one query: read when a wait ends, when waits check
@@ -323,7 +327,7 @@ impl Engine {
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn report(
+    pub(crate) async fn report(
         &self,
         pane: PaneId,
         outcome: Outcome,
@@ -357,6 +361,7 @@ impl Engine {
             tail,
             alternate_screen: facts.alternate_screen,
             in_mode: facts.in_mode,
+            input: None,
         })
     }
 

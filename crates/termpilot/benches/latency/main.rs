@@ -16,6 +16,8 @@
 //!    following it, with a bare `tmux -C` client, and with no client attached.
 //! 6. 50 keystroke operations in one `send_keys_batch` call vs 50 single
 //!    `send_keys` calls.
+//! 7. How long after a `read -s` prompt a wait returns `awaiting_input`,
+//!    and a flood followed with the detection on and off.
 //!
 //! Every pane runs plain `bash --norc --noprofile` (a `tmux.conf` in a
 //! private temporary directory), so the user's startup files slow nothing.
@@ -24,6 +26,7 @@
 //! `target/bench-latency.json`.
 #![allow(clippy::print_stdout)]
 
+mod awaiting_lag;
 mod batch_cost;
 mod flood;
 mod http_client;
@@ -112,6 +115,7 @@ fn measure(
     report.push(wake_lag::wake_lag(server)?);
     report.push(flood::flood(server, plain)?);
     report.push(batch_cost::batch_cost(server)?);
+    report.push(awaiting_lag::awaiting_lag(server)?);
     Ok(())
 }
 

@@ -41,8 +41,11 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::ops::Input;
 
+mod awaiting;
+mod foreground;
 mod proc;
 mod wrapper;
+pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
 pub use wrapper::{hide_wrappers, wrapper};
 
@@ -111,6 +114,8 @@ pub struct CommandReport {
     /// the rest of the wrapper's line): its shell is idle under its prompt
     /// again, or took the next `run_command`. `exit_code` is then `None`.
     pub interrupted: bool,
+    /// The command waits for input (it still runs; `id` picks it up).
+    pub input: Option<crate::input_state::AwaitingInput>,
 }
 
 /// A command typed into a pane, until its completion marker is seen.
@@ -160,6 +165,20 @@ impl Engine {
         command: &str,
         timeout: Duration,
     ) -> Result<CommandReport> {
+        self.run_command_or_input(pane, command, timeout, Duration::ZERO)
+            .await
+    }
+
+    /// [`Engine::run_command`], returning early (the command still running,
+    /// `input` set) when the command waits for input after printing nothing
+    /// for `settle`; a zero `settle` never returns early.
+    pub async fn run_command_or_input(
+        &self,
+        pane: PaneId,
+        command: &str,
+        timeout: Duration,
+        settle: Duration,
+    ) -> Result<CommandReport> {
         let asked = Instant::now();
         let turn = self.commands(|commands| commands.turns.entry(pane).or_default().clone());
         let Ok(_turn) = tokio::time::timeout(timeout, turn.lock()).await else {
@@ -171,6 +190,7 @@ impl Engine {
             });
         };
         let (shell, shell_pid) = self.shell_at_prompt(pane).await?;
+        self.refuse_awaiting_input(pane).await?;
         // Taken before typing: the echo goes on the prompt's line.
         let prompt = self.read_journal(pane, shown_prompt);
         let nonce = nonce();
@@ -200,13 +220,25 @@ impl Engine {
             }
             commands.by_id.insert(nonce.clone(), running.clone());
         });
-        self.follow(&running, timeout.saturating_sub(asked.elapsed()))
-            .await
+        let left = timeout.saturating_sub(asked.elapsed());
+        self.follow_or_input(&running, left, settle).await
     }
 
     /// Waits up to `timeout` more for a command that `run_command` left
     /// running.
     pub async fn wait_for_command(&self, id: &str, timeout: Duration) -> Result<CommandReport> {
+        self.wait_for_command_or_input(id, timeout, Duration::ZERO)
+            .await
+    }
+
+    /// [`Engine::wait_for_command`], returning early as
+    /// [`Engine::run_command_or_input`] does.
+    pub async fn wait_for_command_or_input(
+        &self,
+        id: &str,
+        timeout: Duration,
+        settle: Duration,
+    ) -> Result<CommandReport> {
         let running = self
             .commands(|commands| commands.by_id.get(id).cloned())
             .ok_or_else(|| {
@@ -215,7 +247,7 @@ impl Engine {
                      and are forgotten once the command's result has been returned"
                 ))
             })?;
-        self.follow(&running, timeout).await
+        self.follow_or_input(&running, timeout, settle).await
     }
 
     async fn follow(&self, running: &Running, timeout: Duration) -> Result<CommandReport> {
@@ -394,6 +426,7 @@ fn report(running: &Running, progress: Progress) -> CommandReport {
         start_cursor: running.cursor,
         lost_bytes: progress.lost,
         interrupted: progress.interrupted,
+        input: None,
     }
 }
 

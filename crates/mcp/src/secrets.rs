@@ -1,0 +1,315 @@
+//! Secrets the person configures (`--secret NAME=env:VAR`,
+//! `--secret NAME=file:PATH`) and the agent types with `type_secret` without
+//! ever seeing them: a value is read only when it is typed or redacted, is
+//! never logged or printed (`Debug` shows `[secret NAME]`), and wherever a
+//! result would show it (a program printing it back), `[secret NAME]` is
+//! shown instead.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use termpilot_tmux::Input;
+
+use crate::handlers::{engine_error, pane};
+use crate::server::{Done, TermpilotServer};
+
+/// Where a secret's value comes from (never the value itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Source {
+    /// An environment variable of the server.
+    Env(String),
+    /// A file (its trailing newline removed).
+    File(PathBuf),
+}
+
+/// One configured secret: a name, and where its value is read from.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret {
+    name: String,
+    source: Source,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[secret {}]", self.name)
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = String;
+
+    /// Parses `NAME=env:VAR` or `NAME=file:PATH`.
+    fn from_str(spec: &str) -> Result<Secret, String> {
+        let usage = "a secret is NAME=env:VARIABLE or NAME=file:PATH";
+        let (name, source) = spec.split_once('=').ok_or(usage)?;
+        let valid_name = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+        if !valid_name {
+            return Err(format!(
+                "secret name {name:?}: use 1-64 letters, digits, '_', '-' or '.'"
+            ));
+        }
+        let source = match source.split_once(':') {
+            Some(("env", var)) if !var.is_empty() => Source::Env(var.to_owned()),
+            Some(("file", path)) if !path.is_empty() => Source::File(PathBuf::from(path)),
+            _ => return Err(format!("secret {name}: {usage}")),
+        };
+        Ok(Secret {
+            name: name.to_owned(),
+            source,
+        })
+    }
+}
+
+impl Secret {
+    /// The secret's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Reads the value now; the error never contains it.
+    fn value(&self) -> Result<String, String> {
+        let value = match &self.source {
+            Source::Env(var) => std::env::var(var).map_err(|_| {
+                format!(
+                    "secret {}: environment variable {var} is not set",
+                    self.name
+                )
+            })?,
+            Source::File(path) => std::fs::read_to_string(path)
+                .map_err(|e| format!("secret {}: cannot read {}: {e}", self.name, path.display()))?
+                .trim_end_matches(['\n', '\r'])
+                .to_owned(),
+        };
+        if value.is_empty() {
+            return Err(format!("secret {} is empty", self.name));
+        }
+        Ok(value)
+    }
+}
+
+/// The configured secrets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Secrets(Vec<Secret>);
+
+impl Secrets {
+    /// Parses specs (`NAME=env:VAR`, `NAME=file:PATH`); a name given twice
+    /// is an error.
+    pub fn parse<S: AsRef<str>>(specs: &[S]) -> Result<Secrets, String> {
+        let mut secrets: Vec<Secret> = Vec::new();
+        for spec in specs {
+            let secret: Secret = spec.as_ref().trim().parse()?;
+            if secrets.iter().any(|s| s.name == secret.name) {
+                return Err(format!("secret {} is configured twice", secret.name));
+            }
+            secrets.push(secret);
+        }
+        Ok(Secrets(secrets))
+    }
+
+    fn get(&self, name: &str) -> Option<&Secret> {
+        self.0.iter().find(|s| s.name == name)
+    }
+
+    fn names(&self) -> String {
+        match self.0.is_empty() {
+            true => "none are configured (the person starts termpilot with --secret NAME=env:VAR)"
+                .into(),
+            false => {
+                let names: Vec<&str> = self.0.iter().map(|s| s.name.as_str()).collect();
+                format!("configured: {}", names.join(", "))
+            }
+        }
+    }
+
+    /// Each secret's value that can be read now, with its placeholder.
+    fn replacements(&self) -> Vec<(String, String)> {
+        let mut pairs: Vec<(String, String)> = self
+            .0
+            .iter()
+            .filter_map(|s| Some((s.value().ok()?, format!("[secret {}]", s.name))))
+            .collect();
+        // A value inside a longer one must not break the longer one's match.
+        pairs.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
+        pairs
+    }
+}
+
+/// Replaces every value of `pairs` in `text`.
+fn redact(text: &str, pairs: &[(String, String)]) -> String {
+    pairs.iter().fold(text.to_owned(), |text, (value, shown)| {
+        match text.contains(value.as_str()) {
+            true => text.replace(value.as_str(), shown),
+            false => text,
+        }
+    })
+}
+
+fn redact_value(value: &mut Value, pairs: &[(String, String)]) {
+    match value {
+        Value::String(s) => *s = redact(s, pairs),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, pairs)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, pairs)),
+        _ => {}
+    }
+}
+
+impl TermpilotServer {
+    /// `text` with every configured secret's value replaced by its name:
+    /// applied to full texts before they are kept for `read_output`.
+    pub(crate) fn redact_text(&self, text: &str) -> String {
+        let pairs = self.options.secrets.replacements();
+        redact(text, &pairs)
+    }
+
+    /// A tool's outcome with every configured secret's value replaced by
+    /// its name, in the text, the structured content and error messages.
+    pub(crate) fn redact_outcome(&self, outcome: Result<Done, String>) -> Result<Done, String> {
+        if self.options.secrets.0.is_empty() {
+            return outcome;
+        }
+        let pairs = self.options.secrets.replacements();
+        match outcome {
+            Ok(mut done) => {
+                done.text = redact(&done.text, &pairs);
+                redact_value(&mut done.structured, &pairs);
+                Ok(done)
+            }
+            Err(message) => Err(redact(&message, &pairs)),
+        }
+    }
+}
+
+/// Arguments of `type_secret`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeSecretParams {
+    /// Pane whose program asks for the secret: a pane id such as "%3" or a target.
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// The secret's name, as the person configured it (--secret NAME=...).
+    #[schemars(length(min = 1, max = 64))]
+    pub name: String,
+    /// Press Enter after the secret. Default true.
+    #[serde(default = "yes")]
+    pub enter: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Result of `type_secret`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SecretTypedEntry {
+    /// The pane id the secret went to.
+    pub pane: String,
+    /// The secret's name (its value is never returned).
+    pub name: String,
+    /// Position in the pane's output from just before the secret was typed: give it as
+    /// `since` to a wait to see what the program answered.
+    pub cursor: String,
+}
+
+/// Types a configured secret into a pane whose program waits for it with
+/// echo off; refuses anything else.
+pub(crate) async fn type_secret(
+    server: &TermpilotServer,
+    params: TypeSecretParams,
+) -> Result<Done, String> {
+    let secrets = &server.options.secrets;
+    let Some(secret) = secrets.get(&params.name) else {
+        return Err(format!(
+            "no secret named {:?}; {}",
+            params.name,
+            secrets.names()
+        ));
+    };
+    let pane = pane(server, &params.pane).await?;
+    let awaiting = server
+        .engine
+        .awaiting_input(pane)
+        .await
+        .map_err(engine_error)?;
+    match awaiting {
+        None => {
+            return Err(format!(
+                "{pane} is not waiting for input; wait for its password prompt (wait_for_text \
+                 or run_command end with outcome awaiting_input and secret: true)"
+            ));
+        }
+        Some(input) if !input.secret => {
+            return Err(format!(
+                "{pane}: the terminal would echo it; wait for a password prompt ({} waits at \
+                 {:?} with echo on)",
+                input.program, input.prompt
+            ));
+        }
+        Some(_) => {}
+    }
+    let input = Input {
+        text: Some(secret.value()?),
+        keys: Vec::new(),
+        enter: params.enter,
+    };
+    let cursor = server
+        .engine
+        .send_input(pane, &input)
+        .await
+        .map_err(engine_error)?;
+    let entry = SecretTypedEntry {
+        pane: pane.to_string(),
+        name: secret.name.clone(),
+        cursor: server.cursor(pane, cursor),
+    };
+    let text = format!("typed secret {} into {pane}", entry.name);
+    Done::new(&entry, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sources_and_hides_values_in_debug() {
+        let secrets = Secrets::parse(&["db=env:TP_TEST_DB", "key=file:/tmp/k"]).unwrap();
+        assert_eq!(format!("{:?}", secrets.0[0]), "[secret db]");
+        assert_eq!(secrets.0[1].source, Source::File("/tmp/k".into()));
+        assert!(Secrets::parse(&["db=env:A", "db=env:B"]).is_err());
+        assert!(Secrets::parse(&["novalue"]).is_err());
+        assert!(Secrets::parse(&["x=ftp:host"]).is_err());
+        assert!(Secrets::parse(&["bad name=env:X"]).is_err());
+    }
+
+    #[test]
+    fn redacts_longer_values_first_everywhere() {
+        let pairs = vec![
+            ("hunter2".to_owned(), "[secret pw]".to_owned()),
+            ("hunter".to_owned(), "[secret short]".to_owned()),
+        ];
+        let mut pairs = pairs;
+        pairs.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        assert_eq!(
+            redact("got hunter2 and hunter", &pairs),
+            "got [secret pw] and [secret short]"
+        );
+        let mut value = serde_json::json!({"a": ["x hunter2 y", 3], "b": {"c": "hunter2"}});
+        redact_value(&mut value, &pairs);
+        assert_eq!(
+            value,
+            serde_json::json!({"a": ["x [secret pw] y", 3], "b": {"c": "[secret pw]"}})
+        );
+    }
+
+    #[test]
+    fn a_missing_value_is_an_error_without_the_value() {
+        let secret: Secret = "tok=env:TP_SURELY_UNSET_VARIABLE".parse().unwrap();
+        let error = secret.value().unwrap_err();
+        assert!(error.contains("TP_SURELY_UNSET_VARIABLE"), "{error}");
+    }
+}

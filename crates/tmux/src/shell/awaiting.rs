@@ -1,0 +1,242 @@
+//! Ending a wait early when the pane's program waits for input: a prompt,
+//! a REPL, a pager. While the pane is quiet for the settle time, the facts
+//! of its terminal (see `foreground`) are read and handed to
+//! [`crate::input_state::decide`]; they are read again every
+//! [`RECHECK`] while the pane stays quiet, and never while it prints.
+
+use std::time::Duration;
+
+use termpilot_control::{Command, PaneId};
+use tokio::time::Instant;
+
+use super::foreground::{foreground, tty_mode};
+use super::{CommandReport, Running};
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::format::{Record, fields};
+use crate::input_state::{self, AwaitingInput, InputFacts};
+use crate::wait::{Outcome, TextWait, WaitReport};
+
+/// How long a pane must print nothing before its program counts as
+/// waiting for input, unless the caller says otherwise.
+pub const DEFAULT_INPUT_SETTLE: Duration = Duration::from_millis(300);
+
+/// How often a pane that stays quiet is looked at again.
+const RECHECK: Duration = Duration::from_millis(200);
+
+/// How far back the journal is read for the prompt's unfinished line.
+const PROMPT_BYTES: u64 = 4096;
+
+impl Engine {
+    /// Whether the pane's program waits for input now, taking the pane as
+    /// settled: what `type_secret` checks before it types.
+    pub async fn awaiting_input(&self, pane: PaneId) -> Result<Option<AwaitingInput>> {
+        let settled = DEFAULT_INPUT_SETTLE;
+        self.input_check(pane, false, settled, settled).await
+    }
+
+    /// Refuses to type a command into a shell that is not at its prompt but
+    /// in a `read` builtin (it would take the command line as its answer),
+    /// e.g. after a `run_command` that returned awaiting input.
+    pub(super) async fn refuse_awaiting_input(&self, pane: PaneId) -> Result<()> {
+        let Some(input) = self.awaiting_input(pane).await? else {
+            return Ok(());
+        };
+        Err(crate::Error::NotAtPrompt {
+            pane,
+            why: format!(
+                "{} waits for input at {:?}; answer it with send_keys (or type_secret), then \
+                 wait_for_command for the earlier run_command",
+                input.program, input.prompt
+            ),
+        })
+    }
+
+    /// [`Engine::wait_for_text`], ending early with outcome `AwaitingInput`
+    /// (and `input` set) when the pane's program waits for input after
+    /// printing nothing for `settle`; a zero `settle` never ends it so.
+    pub async fn wait_for_text_or_input(
+        &self,
+        pane: PaneId,
+        spec: &TextWait,
+        settle: Duration,
+    ) -> Result<WaitReport> {
+        if settle.is_zero() {
+            return self.wait_for_text(pane, spec).await;
+        }
+        let started = Instant::now();
+        let baseline = spec.since.unwrap_or_else(|| self.journal_end(pane));
+        tokio::select! {
+            biased;
+            report = self.wait_for_text(pane, spec) => report,
+            found = self.input_awaited(pane, settle, || false) => {
+                self.input_report(pane, found, baseline, started).await
+            }
+        }
+    }
+
+    /// [`Engine::wait_for_idle`], ending early as
+    /// [`Engine::wait_for_text_or_input`] does.
+    pub async fn wait_for_idle_or_input(
+        &self,
+        pane: PaneId,
+        quiet: Duration,
+        timeout: Duration,
+        settle: Duration,
+    ) -> Result<WaitReport> {
+        if settle.is_zero() {
+            return self.wait_for_idle(pane, quiet, timeout).await;
+        }
+        let started = Instant::now();
+        let baseline = self.journal_end(pane);
+        tokio::select! {
+            biased;
+            report = self.wait_for_idle(pane, quiet, timeout) => report,
+            found = self.input_awaited(pane, settle, || false) => {
+                self.input_report(pane, found, baseline, started).await
+            }
+        }
+    }
+
+    /// Follows a command as `follow` does, returning early (the command
+    /// still running, `input` set) when it waits for input.
+    pub(super) async fn follow_or_input(
+        &self,
+        running: &Running,
+        timeout: Duration,
+        settle: Duration,
+    ) -> Result<CommandReport> {
+        if settle.is_zero() {
+            return self.follow(running, timeout).await;
+        }
+        let in_command = || self.progress(running, false).started;
+        tokio::select! {
+            biased;
+            report = self.follow(running, timeout) => report,
+            found = self.input_awaited(running.pane, settle, in_command) => {
+                let mut report = self.final_report(running, false);
+                if report.exit_code.is_none() && !report.interrupted {
+                    report.input = Some(found);
+                }
+                Ok(report)
+            }
+        }
+    }
+
+    async fn input_report(
+        &self,
+        pane: PaneId,
+        found: AwaitingInput,
+        baseline: u64,
+        started: Instant,
+    ) -> Result<WaitReport> {
+        let end = self.journal_end(pane);
+        let outcome = Outcome::AwaitingInput;
+        let mut report = self
+            .report(pane, outcome, None, baseline, end, 0, started)
+            .await?;
+        report.input = Some(found);
+        Ok(report)
+    }
+
+    /// Resolves once the pane's program waits for input, after the pane
+    /// printed nothing for `settle`; stays pending otherwise (the wait it
+    /// races ends the race). `in_command` tells whether a `run_command`
+    /// wrapper is running its command.
+    async fn input_awaited(
+        &self,
+        pane: PaneId,
+        settle: Duration,
+        in_command: impl Fn() -> bool,
+    ) -> AwaitingInput {
+        let mut journal_rx = self.subscribe(pane);
+        let mut last_output = Instant::now();
+        let mut check_at = last_output + settle;
+        loop {
+            tokio::select! {
+                changed = journal_rx.changed() => {
+                    if changed.is_err() {
+                        return std::future::pending().await;
+                    }
+                    last_output = Instant::now();
+                    check_at = last_output + settle;
+                }
+                () = tokio::time::sleep_until(check_at) => {
+                    let quiet_for = last_output.elapsed();
+                    let found = self.input_check(pane, in_command(), quiet_for, settle).await;
+                    // Output that came during the check makes it stale.
+                    if let (Ok(Some(found)), Ok(false)) = (found, journal_rx.has_changed()) {
+                        return found;
+                    }
+                    check_at = Instant::now() + RECHECK;
+                }
+            }
+        }
+    }
+
+    /// Reads the facts of the pane's terminal and decides.
+    async fn input_check(
+        &self,
+        pane: PaneId,
+        in_command: bool,
+        quiet_for: Duration,
+        settle: Duration,
+    ) -> Result<Option<AwaitingInput>> {
+        let query = Command::new("display-message")
+            .flag("-p")
+            .opt("-t", pane.to_string())
+            .arg(fields(&[
+                "pane_id",
+                "pane_dead",
+                "pane_pid",
+                "pane_tty",
+                "alternate_on",
+            ]));
+        let reply = self.command(query).await?;
+        let text = reply.text();
+        let record = Record::new("display-message", &text);
+        if record.str(0) != pane.to_string() || record.flag(1) {
+            return Ok(None);
+        }
+        let (Ok(pid), tty) = (record.parse::<u32>(2), record.str(3)) else {
+            return Ok(None);
+        };
+        let Some(foreground) = foreground(pid, tty) else {
+            return Ok(None);
+        };
+        let facts = InputFacts {
+            group: foreground.group,
+            lone_shell: foreground.lone_shell,
+            shell_in_command: in_command,
+            mode: tty_mode(tty),
+            alternate_screen: record.flag(4),
+            quiet_for,
+            settle,
+        };
+        let Some(mut found) = input_state::decide(&facts) else {
+            return Ok(None);
+        };
+        found.prompt = self.prompt_line(pane).await;
+        Ok(Some(found))
+    }
+
+    /// The last line with text on the pane's screen; with its trailing
+    /// spaces (`Password: `) when the journal's unfinished line is it.
+    async fn prompt_line(&self, pane: PaneId) -> String {
+        let Ok(screen) = self.capture(pane, crate::Scrollback::None).await else {
+            return String::new();
+        };
+        let Some(last) = screen.lines.iter().rev().find(|l| !l.trim().is_empty()) else {
+            return String::new();
+        };
+        let partial = self.read_journal(pane, |journal| {
+            journal
+                .lines(journal.end().saturating_sub(PROMPT_BYTES))
+                .partial
+        });
+        match partial {
+            Some(line) if line.trim_end() == last.trim_end() => line,
+            _ => last.clone(),
+        }
+    }
+}

@@ -1,0 +1,223 @@
+"""End-to-end tests of programs that wait for input (issue 14): the outcome
+`awaiting_input` of waits and run_command, `type_secret` with a configured
+secret, and the redaction of that secret from every result, over stdio with
+the official MCP Python SDK against a private tmux server per test.
+
+Panes run bash without rc files (the crate tests' tmux configuration). The
+secret's value is recorded with every result the server returns and checked
+absent from all of them at the end of each test.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import BIN, REQUEST_TIMEOUT, SERVER_ENV, Client, poll, single_leaf, text_of
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+TMUX_CONFIG = str(Path(__file__).resolve().parents[2] / "crates/tmux/tests/support/tmux.conf")
+PROMPT = "tp-prompt$ "
+SECRET_NAME = "db_password"
+SECRET_VALUE = "s3cr3t-Zq8-value"
+ENV = SERVER_ENV | {"SHELL": "/bin/bash", "TP_E2E_SECRET": SECRET_VALUE}
+TEST_LIMIT = 60.0
+# How long a program that does not wait for input is watched.
+WATCH_S = 2.5
+
+
+class RecordingClient(Client):
+    """A Client that keeps every result, and lets a wait last its timeout."""
+
+    def __init__(self, session: ClientSession, tools: list[Any]) -> None:
+        super().__init__(session, tools)
+        self.seen: list[str] = []
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None):
+        arguments = arguments or {}
+        read_timeout = REQUEST_TIMEOUT + float(arguments.get("timeout_s") or 0)
+        result = await self.session.call_tool(name, arguments, read_timeout_seconds=read_timeout)
+        self.seen.append(text_of(result))
+        self.seen.append(json.dumps(result.structured_content))
+        return result
+
+
+class Server:
+    def __init__(self, socket: str, log: Path) -> None:
+        self.socket = socket
+        self.log = log
+
+    @asynccontextmanager
+    async def connect(self):
+        args = ["serve", "-L", self.socket, "--tmux-config", TMUX_CONFIG]
+        args += ["--secret", f"{SECRET_NAME}=env:TP_E2E_SECRET"]
+        params = StdioServerParameters(command=BIN, args=args, env=ENV)
+        with open(self.log, "a", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT) as session:
+                    await session.initialize()
+                    listing = await session.list_tools()
+                    client = RecordingClient(session, listing.tools)
+                    yield client
+                    for seen in client.seen:
+                        assert SECRET_VALUE not in seen, f"the secret's value was returned: {seen}"
+
+    def run(self, body) -> None:
+        async def main() -> None:
+            with anyio.fail_after(TEST_LIMIT):
+                async with self.connect() as client:
+                    await body(client)
+
+        try:
+            anyio.run(main)
+        except BaseExceptionGroup as group:
+            raise single_leaf(group) from None
+        log = self.log.read_text() if self.log.exists() else ""
+        assert SECRET_VALUE not in log, "the secret's value was logged"
+
+
+@pytest.fixture
+def server(tp) -> Server:
+    return Server(tp.socket, tp.log_path)
+
+
+async def bash_pane(client: Client, name: str) -> str:
+    pane = (await client.ok("create_session", {"name": name, "env": {"PS1": PROMPT}}))["pane"]
+
+    async def prompted() -> bool:
+        return (await client.capture(pane)).rstrip().endswith(PROMPT.rstrip())
+
+    await poll(prompted, 5.0, f"the prompt in {pane}")
+    return pane
+
+
+async def wait_after(client: Client, pane: str, command: str, timeout_s: float = 10, **extra: Any):
+    cursor = (await client.ok("send_keys", {"pane": pane, "text": command}))["cursor"]
+    args = {"pane": pane, "pattern": "tp-never-printed", "since": cursor, "timeout_s": timeout_s}
+    return await client.ok("wait_for_text", args | extra)
+
+
+WAITING = {
+    "read_p": ("read -p 'Your name: ' name", {"secret": False, "line_mode": True, "prompt": "Your name: "}),
+    "read_s": ("read -s -p 'Password: ' pw", {"secret": True, "line_mode": True, "prompt": "Password: "}),
+    "cat": ("cat", {"secret": False, "line_mode": True, "program": "cat"}),
+    "python_repl": ("python3 -q", {"secret": False, "line_mode": False}),
+    "getpass": ("python3 -c 'import getpass; getpass.getpass(\"Token: \")'", {"secret": True, "prompt": "Token: "}),
+    "less": ("less /etc/hostname", {"secret": False, "alternate_screen": True, "program": "less"}),
+    "node_repl": ("node", {"secret": False, "line_mode": False, "program": "node"}),
+}
+
+
+@pytest.mark.parametrize("case", list(WAITING))
+def test_waits_end_when_the_program_waits_for_input(server: Server, case: str) -> None:
+    command, expected = WAITING[case]
+    program = command.split()[0]
+    if program in ("python3", "node", "less") and shutil.which(program) is None:
+        pytest.skip(f"{program} is not installed")
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, case.replace("_", "-"))
+        result = await wait_after(client, pane, command)
+        assert result["outcome"] == "awaiting_input", result
+        for key, value in expected.items():
+            assert result[key] == value, (key, result)
+        assert result["elapsed_s"] < 10
+
+    server.run(body)
+
+
+NOT_WAITING = {
+    "sleep": "sleep 5",
+    "busy_loop": "while :; do :; done",
+    "yes": "yes > /dev/null",
+    "tail_f": "tail -f /etc/hostname",
+    "pipe_reader": "sleep 4 | cat",
+    "slow_output": "for i in 1 2 3 4; do echo tick $i; sleep 1; done",
+    "shell_prompt": "echo finished",
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_WAITING))
+def test_programs_that_do_not_wait_for_input(server: Server, case: str) -> None:
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, case.replace("_", "-"))
+        result = await wait_after(client, pane, NOT_WAITING[case], timeout_s=WATCH_S)
+        assert result["outcome"] == "timeout", result
+        assert "secret" not in result
+
+    server.run(body)
+
+
+def test_input_settle_zero_turns_detection_off_and_idle_waits_detect(server: Server) -> None:
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "settle")
+        off = await wait_after(client, pane, "cat", timeout_s=1.5, input_settle_ms=0)
+        assert off["outcome"] == "timeout", off
+        idle = await client.ok("wait_for_idle", {"pane": pane, "quiet_ms": 5000, "timeout_s": 10})
+        assert idle["outcome"] == "awaiting_input", idle
+        assert idle["program"] == "cat"
+
+    server.run(body)
+
+
+def test_run_command_password_prompt_type_secret_and_redaction(server: Server) -> None:
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "secret")
+        command = "read -s -p 'Password: ' pw; echo; echo \"you typed: $pw\"; seq 1 300"
+        asked = await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 10})
+        assert asked["awaiting_input"] is True, asked
+        assert asked["secret"] is True and asked["prompt"] == "Password: ", asked
+        assert asked["exit_code"] is None and not asked["timed_out"]
+        command_id = asked["command_id"]
+        assert command_id
+        typed = await client.ok("type_secret", {"pane": pane, "name": SECRET_NAME})
+        assert typed["name"] == SECRET_NAME
+        done = await client.ok("wait_for_command", {"command_id": command_id, "timeout_s": 10, "max_tokens": 100})
+        assert done["exit_code"] == 0, done
+        assert done["output_id"], done
+        page = await client.ok("read_output", {"output_id": done["output_id"], "grep": "you typed"})
+        assert f"you typed: [secret {SECRET_NAME}]" in json.dumps(page), page
+        screen = await client.ok("capture_pane", {"pane": pane, "scrollback": 400, "max_tokens": 20000})
+        assert f"you typed: [secret {SECRET_NAME}]" in screen["text"], screen
+        since = await client.ok("capture_since", {"pane": pane, "cursor": asked["cursor"]})
+        assert f"[secret {SECRET_NAME}]" in since["text"], since
+
+    server.run(body)
+
+
+def test_type_secret_refusals(server: Server) -> None:
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "refusals")
+        unknown = await client.err("type_secret", {"pane": pane, "name": "nope"})
+        assert SECRET_NAME in unknown, unknown
+        at_prompt = await client.err("type_secret", {"pane": pane, "name": SECRET_NAME})
+        assert "not waiting for input" in at_prompt, at_prompt
+        asked = await client.ok("run_command", {"pane": pane, "command": "read -p 'Name: ' n", "timeout_s": 10})
+        assert asked["awaiting_input"] and asked["secret"] is False, asked
+        echoing = await client.err("type_secret", {"pane": pane, "name": SECRET_NAME})
+        assert "the terminal would echo it; wait for a password prompt" in echoing, echoing
+        screen = await client.capture(pane)
+        assert "Name: " in screen
+
+    server.run(body)
+
+
+def test_run_batch_wait_step_reports_awaiting_input(server: Server) -> None:
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "batch")
+        steps = [
+            {"op": "send_keys", "pane": pane, "text": "read -p 'Continue? [Y/n] ' answer"},
+            {"op": "wait_for_text", "pane": pane, "pattern": "tp-never-printed", "since": "$prev", "timeout_s": 10},
+        ]
+        batch = await client.ok("run_batch", {"steps": steps})
+        wait = batch["steps"][1]
+        assert "awaiting_input" in json.dumps(wait), wait
+        assert "Continue? [Y/n] " in json.dumps(wait), wait
+
+    server.run(body)
