@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ALL_TOOLS, PANE_RE, PROMPT, SHELL_PANE, TEST_TIMEOUT_MS, poll, start, within } from './termpilot.js';
+import { ALL_TOOLS, PANE_RE, PROMPT, SECRET_NAME, SECRET_VALUE, SHELL_PANE, TEST_TIMEOUT_MS, poll, start, within } from './termpilot.js';
 
 // The first progress notification of a wait comes after a second.
 const PROGRESS_BOUND_MS = 5_000;
@@ -37,6 +37,7 @@ async function everyTool(tp) {
 
     await typeAndRead(tp, pane);
     await runCommands(tp, pane);
+    await typeASecret(tp, pane);
     await runBatches(tp, pane);
     await signalAChannel(tp);
     await layOutAndKill(tp, created);
@@ -86,6 +87,25 @@ async function runCommands(tp, pane) {
     const late = await tp.ok('wait_for_command', { command_id: slow.command_id, timeout_s: 10 });
     assert.equal(late.exit_code, 0, JSON.stringify(late));
     assert.equal(late.output, 'late-3');
+}
+
+// run_command stops at a hidden prompt with awaiting_input; type_secret types
+// the configured secret, which no result shows.
+async function typeASecret(tp, pane) {
+    const asked = await tp.ok('run_command', {
+        pane,
+        command: "printf 'Password: '; stty -echo; read pw; stty echo; echo; echo got-${#pw}",
+        timeout_s: 10,
+    });
+    assert.equal(asked.awaiting_input, true, JSON.stringify(asked));
+    assert.equal(asked.secret, true, JSON.stringify(asked));
+    assert.ok(asked.command_id, JSON.stringify(asked));
+    const typed = await tp.ok('type_secret', { pane, name: SECRET_NAME });
+    assert.ok(!JSON.stringify(typed).includes(SECRET_VALUE), JSON.stringify(typed));
+    const done = await tp.ok('wait_for_command', { command_id: asked.command_id, timeout_s: 10 });
+    assert.equal(done.exit_code, 0, JSON.stringify(done));
+    assert.equal(done.output.split('\n').at(-1), `got-${SECRET_VALUE.length}`, JSON.stringify(done));
+    assert.ok(!JSON.stringify(done).includes(SECRET_VALUE), JSON.stringify(done));
 }
 
 async function runBatches(tp, pane) {

@@ -26,6 +26,10 @@ export const SHELL_PANE = { command: 'sh -i', env: { PS1: PROMPT, ENV: '' } };
 
 export const PANE_RE = /^%\d+$/;
 
+// The secret the server is given; it must never come back in a result.
+export const SECRET_NAME = 'ts_secret';
+export const SECRET_VALUE = 'hunter2-ts-secret';
+
 // Every tool termpilot has, all enabled with `--toolsets all`.
 export const ALL_TOOLS = [
     'list_sessions',
@@ -39,6 +43,7 @@ export const ALL_TOOLS = [
     'signal_channel',
     'run_command',
     'wait_for_command',
+    'type_secret',
     'send_keys',
     'paste_text',
     'send_keys_batch',
@@ -82,7 +87,7 @@ function checkBinary() {
 // The server's environment: a known shell and locale, the tmux socket
 // directory of this run, and nothing else of the caller's.
 function serverEnv() {
-    const env = { SHELL: '/bin/sh', TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const env = { SHELL: '/bin/sh', TERM: 'xterm-256color', LANG: 'C.UTF-8', TP_TS_SECRET: SECRET_VALUE };
     for (const name of ['PATH', 'HOME', 'USER', 'LOGNAME', 'TMUX_TMPDIR']) {
         if (process.env[name] !== undefined) {
             env[name] = process.env[name];
@@ -221,7 +226,8 @@ export async function start(t, { transport, toolsets = 'all' }) {
     client.onerror = (error) => session.errors.push(String(error?.stack ?? error));
     sink = session.logged;
 
-    const args = ['serve', '-L', socket, '--toolsets', toolsets];
+    // One configured secret, typed by type_secret in the every-tool test.
+    const args = ['serve', '-L', socket, '--toolsets', toolsets, '--secret', `${SECRET_NAME}=env:TP_TS_SECRET`];
     let clientTransport;
     if (transport === 'stdio') {
         clientTransport = new StdioClientTransport({ command: BIN, args, env: serverEnv(), stderr: 'pipe' });
