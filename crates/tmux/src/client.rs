@@ -407,9 +407,6 @@ impl ClientTask {
     fn handle_reply(&mut self, reply: Reply) {
         if reply.flags & 1 == 0 {
             if let Some(ready) = self.ready.take() {
-                if reply.ok {
-                    self.subscribe_to_person_state();
-                }
                 let result = if reply.ok {
                     Ok(reply)
                 } else {
@@ -443,28 +440,8 @@ impl ClientTask {
         }
     }
 
-    /// Asks tmux to report changes of the pane options `termpilot attach`
-    /// sets (tmux checks subscriptions about once a second).
-    fn subscribe_to_person_state(&mut self) {
-        let format = format!(
-            "{}:%*:{}",
-            crate::person::SUBSCRIPTION,
-            crate::person::FORMAT
-        );
-        let subscribe = termpilot_control::Command::new("refresh-client")
-            .opt("-B", format)
-            .build()
-            .expect("no NUL in the subscription");
-        self.internal.push(subscribe);
-    }
-
     fn handle_notification(&mut self, notification: Notification) {
         match notification {
-            Notification::SubscriptionChanged { line } => {
-                if let Some((pane, value)) = crate::person::parse_subscription(&line) {
-                    self.shared.panes.person_state(pane, &value);
-                }
-            }
             Notification::SessionsChanged => self.shared.mark_sessions_dirty(),
             Notification::SessionChanged { session, .. } => match self.session {
                 None => self.session = Some(session),

@@ -96,7 +96,7 @@ impl Shared {
         clients.values().find(|handle| handle.id == id).cloned()
     }
 
-    fn any_client(&self) -> Option<ClientHandle> {
+    pub(crate) fn any_client(&self) -> Option<ClientHandle> {
         let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         clients.values().next().cloned()
     }
@@ -160,6 +160,11 @@ impl Engine {
         let engine = Engine { shared };
         engine.primary().await?;
         tokio::spawn(supervise(Arc::downgrade(&engine.shared), woken));
+        let wanted = engine.shared.panes.watchers();
+        tokio::spawn(crate::person::watch_panes(
+            Arc::downgrade(&engine.shared),
+            wanted,
+        ));
         Ok(engine)
     }
 

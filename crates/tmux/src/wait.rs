@@ -128,7 +128,7 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let now = self.sync_pane(pane).await?;
+        let (now, dead) = self.sync_pane_state(pane).await?;
         let baseline = spec.since.unwrap_or(now).min(now);
         let typed = self.shared.panes.typed(pane);
         if spec.include_screen
@@ -178,6 +178,11 @@ impl Engine {
                         .report(pane, Outcome::Lost, None, baseline, end, lost, started)
                         .await;
                 }
+                // A pane already dead prints nothing more: what it printed is
+                // scanned, and nothing matched.
+                Step::Pending if dead => {
+                    return self.ended(pane, baseline, scan.lost, started).await;
+                }
                 Step::Pending => {}
             }
             tokio::select! {
@@ -218,7 +223,10 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let baseline = self.sync_pane(pane).await?;
+        let (baseline, dead) = self.sync_pane_state(pane).await?;
+        if dead {
+            return self.ended(pane, baseline, 0, started).await;
+        }
         let deadline = started + timeout;
         let mut last_output = Instant::now();
         loop {
@@ -257,18 +265,26 @@ impl Engine {
     /// byte the pane printed before now is in the journal when it returns.
     /// Returns the journal end at that moment.
     pub async fn sync_pane(&self, pane: PaneId) -> Result<u64> {
+        self.sync_pane_state(pane).await.map(|(cursor, _)| cursor)
+    }
+
+    /// [`Engine::sync_pane`], also saying whether the pane is dead (its
+    /// program exited and `remain-on-exit` keeps it).
+    async fn sync_pane_state(&self, pane: PaneId) -> Result<(u64, bool)> {
         let client = self.client_for_pane(pane).await?;
         let probe = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
-            .arg("#{pane_id}");
+            .arg(fields(&["pane_id", "pane_dead"]));
         let answer = client.call(call(probe, Some(pane))?).await?;
         let cursor = answer.cursor.unwrap_or_default();
         let reply = ok_reply(answer).map_err(|e| not_found_pane(e, &pane.to_string()))?;
-        if reply.text().trim() != pane.to_string() {
+        let text = reply.text();
+        let record = Record::new("display-message", &text);
+        if record.str(0) != pane.to_string() {
             return Err(not_found(pane));
         }
-        Ok(cursor)
+        Ok((cursor, record.flag(1)))
     }
 
     pub(crate) async fn pane_facts(&self, pane: PaneId) -> Result<PaneFacts> {

@@ -434,3 +434,55 @@ async fn session_names_match_exactly_never_as_prefixes() {
     assert_eq!(pane, panes[0].id);
     engine.kill_session("web-old").await.unwrap();
 }
+
+/// The tmux server's pid, or `None` when it no longer answers.
+fn server_pid(tmux: &TestTmux) -> Option<u32> {
+    let out = tmux.tmux(&["display-message", "-p", "#{pid}"]);
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+fn process_alive(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// tmux 3.3a crashed ("segfault at f0") when a session ended while a control
+/// client held a format subscription (`refresh-client -B`) and listings went
+/// out on `%sessions-changed`. Sessions whose command exits after about a
+/// second, one after another, must leave the server running.
+/// `TERMPILOT_END_CYCLES` sets the number of session ends (default 40).
+#[tokio::test]
+async fn sessions_ending_never_crash_the_server() {
+    let cycles: usize = std::env::var("TERMPILOT_END_CYCLES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40);
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pid = server_pid(&tmux).expect("the server runs");
+    let all = async {
+        for cycle in 0..cycles {
+            let created = engine
+                .create_session(&NewSession {
+                    name: Some(format!("end-{cycle}")),
+                    command: Some("sleep 1".into()),
+                    ..NewSession::default()
+                })
+                .await;
+            assert!(process_alive(pid), "tmux died at cycle {cycle}");
+            let created = created.unwrap_or_else(|e| panic!("cycle {cycle}: {e}"));
+            // The session ends by itself; listings meanwhile, as a client does.
+            let gone = eventually(LIMIT, async || {
+                let _ = engine.list_panes(&PaneScope::All).await;
+                let sessions = engine.list_sessions().await.ok()?;
+                (!sessions.iter().any(|s| s.id == created.session)).then_some(())
+            })
+            .await;
+            assert!(process_alive(pid), "tmux died at cycle {cycle}");
+            assert!(gone.is_some(), "session of cycle {cycle} did not end");
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30 + 2 * cycles as u64), all)
+        .await
+        .expect("the cycles finish in time");
+    assert_eq!(server_pid(&tmux), Some(pid), "the same server still runs");
+}
