@@ -204,9 +204,9 @@ pub struct CaptureEntry {
 pub struct WaitEntry {
     /// The pane id.
     pub pane: String,
-    /// "matched", "stopped", "timeout", "pane_exited", "lost" (output the wait needed was
-    /// dropped), "idle" (wait_for_idle), or "cancelled_by_user" (a person at the pane
-    /// cancelled the wait with termpilot attach).
+    /// "matched", "stopped", "timeout", "pane_exited", "server_exited" (the tmux server
+    /// went away), "lost" (output the wait needed was dropped), "idle" (wait_for_idle), or
+    /// "cancelled_by_user" (a person at the pane cancelled the wait with termpilot attach).
     pub outcome: String,
     /// The matched text.
     pub matched: Option<String>,

@@ -88,16 +88,21 @@ impl Pending {
         }
     }
 
-    fn fail(self, reason: &str) {
+    /// Fails the line: the connection closed, because the server went away
+    /// or, when `ended` names it, because the client's session ended.
+    fn fail(self, reason: &str, ended: Option<SessionId>) {
         let command = self
             .parts
             .iter()
             .map(|p| p.0)
             .collect::<Vec<_>>()
             .join(" ; ");
-        let error = Error::Disconnected {
-            command,
-            reason: reason.to_owned(),
+        let error = match ended {
+            Some(session) => Error::SessionEnded { command, session },
+            None => Error::Disconnected {
+                command,
+                reason: reason.to_owned(),
+            },
         };
         match self.reply {
             Replier::One(tx) => {
@@ -228,6 +233,8 @@ pub(crate) async fn spawn(
         internal: Vec::new(),
         touched: Vec::new(),
         departing: false,
+        exit_reason: None,
+        detaching: false,
         stdin,
     };
     tokio::spawn(task.run(child, stdout, rx));
@@ -273,6 +280,10 @@ struct ClientTask {
     touched: Vec<PaneId>,
     /// tmux said `%exit`: counted in `Shared::departing` until the end.
     departing: bool,
+    /// Why tmux said `%exit`, if it said why.
+    exit_reason: Option<String>,
+    /// The engine asked this client to detach.
+    detaching: bool,
     stdin: ChildStdin,
 }
 
@@ -301,6 +312,7 @@ impl ClientTask {
                             break format!("writing to tmux failed: {e}");
                         }
                         if std::mem::take(&mut self.leaving) {
+                            self.detaching = true;
                             let _ = self.stdin.write_all(b"\n").await;
                             let _ = self.stdin.flush().await;
                         }
@@ -324,6 +336,7 @@ impl ClientTask {
                         }
                     }
                     Some(Request::Detach) | None => {
+                        self.detaching = true;
                         let _ = self.stdin.write_all(b"\n").await;
                         let _ = self.stdin.flush().await;
                     }
@@ -396,6 +409,7 @@ impl ClientTask {
             Event::Continue { .. } => {}
             Event::Exit { reason } => {
                 tracing::debug!(client = self.id.0, ?reason, "control client exiting");
+                self.exit_reason = reason;
                 if !std::mem::replace(&mut self.departing, true) {
                     self.shared.departing.send_modify(|n| *n += 1);
                 }
@@ -464,6 +478,20 @@ impl ClientTask {
         }
     }
 
+    /// The client's session, when the client closed because that session
+    /// ended: tmux said `%exit` without the engine asking, and not because
+    /// the server is exiting (`%exit server exited`). A server that dies
+    /// abruptly says nothing at all.
+    fn session_ended(&self) -> Option<SessionId> {
+        let server_exiting = self
+            .exit_reason
+            .as_deref()
+            .is_some_and(|reason| reason.starts_with("server exited"));
+        (self.departing && !self.detaching && !server_exiting)
+            .then_some(self.session)
+            .flatten()
+    }
+
     async fn finish(mut self, child: &mut Child, reason: String) {
         if let Some(ready) = self.ready.take() {
             let mut stderr = String::new();
@@ -479,8 +507,9 @@ impl ClientTask {
         }
         self.shared.forget_client(self.id);
         self.shared.panes.release(self.id);
+        let ended = self.session_ended();
         for pending in self.pending.drain(..) {
-            pending.fail(&reason);
+            pending.fail(&reason, ended);
         }
         let _ = child.start_kill();
         let _ = child.wait().await;

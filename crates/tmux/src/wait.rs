@@ -47,6 +47,8 @@ pub enum Outcome {
     Timeout,
     /// The pane closed (or its program exited) before a match.
     PaneExited,
+    /// The tmux server went away (it was killed or crashed) during the wait.
+    ServerExited,
     /// Output the wait needed was evicted or dropped before it was scanned.
     Lost,
     /// The pane printed nothing for the quiet period (idle waits).
@@ -128,6 +130,7 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
+        let epoch = self.epoch();
         let (now, dead) = self.sync_pane_state(pane).await?;
         let baseline = spec.since.unwrap_or(now).min(now);
         let typed = self.shared.panes.typed(pane);
@@ -181,20 +184,23 @@ impl Engine {
                 // A pane already dead prints nothing more: what it printed is
                 // scanned, and nothing matched.
                 Step::Pending if dead => {
-                    return self.ended(pane, baseline, scan.lost, started).await;
+                    let exited = Outcome::PaneExited;
+                    return self.ended(pane, exited, baseline, scan.lost, started).await;
                 }
                 Step::Pending => {}
             }
             tokio::select! {
                 changed = journal_rx.changed() => {
                     if changed.is_err() {
-                        // The journal was dropped: the pane was killed.
-                        return self.ended(pane, baseline, scan.lost, started).await;
+                        // The journal was dropped: the pane was killed, or
+                        // the server replaced.
+                        let gone = self.gone_outcome(epoch);
+                        return self.ended(pane, gone, baseline, scan.lost, started).await;
                     }
                 }
                 _ = panes_rx.changed() => {
-                    if !self.pane_alive(pane).await? {
-                        return self.ended(pane, baseline, scan.lost, started).await;
+                    if let Some(gone) = self.pane_gone(pane, epoch).await? {
+                        return self.ended(pane, gone, baseline, scan.lost, started).await;
                     }
                 }
                 changed = cancels.changed() => {
@@ -223,9 +229,12 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
+        let epoch = self.epoch();
         let (baseline, dead) = self.sync_pane_state(pane).await?;
         if dead {
-            return self.ended(pane, baseline, 0, started).await;
+            return self
+                .ended(pane, Outcome::PaneExited, baseline, 0, started)
+                .await;
         }
         let deadline = started + timeout;
         let mut last_output = Instant::now();
@@ -234,13 +243,14 @@ impl Engine {
             tokio::select! {
                 changed = journal_rx.changed() => {
                     if changed.is_err() {
-                        return self.ended(pane, baseline, 0, started).await;
+                        let gone = self.gone_outcome(epoch);
+                        return self.ended(pane, gone, baseline, 0, started).await;
                     }
                     last_output = Instant::now();
                 }
                 _ = panes_rx.changed() => {
-                    if !self.pane_alive(pane).await? {
-                        return self.ended(pane, baseline, 0, started).await;
+                    if let Some(gone) = self.pane_gone(pane, epoch).await? {
+                        return self.ended(pane, gone, baseline, 0, started).await;
                     }
                 }
                 changed = cancels.changed() => {
@@ -312,30 +322,44 @@ impl Engine {
         })
     }
 
-    async fn pane_alive(&self, pane: PaneId) -> Result<bool> {
-        let facts = self.pane_facts(pane).await?;
-        Ok(facts.exists && !facts.dead)
+    /// Whether the pane (or the whole server, since the wait started in
+    /// server `epoch`) is gone: `None` while the pane lives.
+    async fn pane_gone(&self, pane: PaneId, epoch: u32) -> Result<Option<Outcome>> {
+        if self.shared.any_client().is_none() {
+            // Every control client ended: the server went away. Asking
+            // about the pane now would start a new one.
+            return Ok(Some(Outcome::ServerExited));
+        }
+        match self.pane_facts(pane).await {
+            Ok(facts) if facts.exists && !facts.dead => Ok(None),
+            Ok(_) => Ok(Some(self.gone_outcome(epoch))),
+            // The query's client closed under it: so did the server.
+            Err(Error::Disconnected { .. }) => Ok(Some(Outcome::ServerExited)),
+            Err(e) => Err(e),
+        }
     }
 
-    /// The pane went away: let the last of its output arrive, then report.
+    /// How a wait started in server `epoch` ends when its pane is gone.
+    fn gone_outcome(&self, epoch: u32) -> Outcome {
+        if self.shared.any_client().is_none() || self.epoch() != epoch {
+            Outcome::ServerExited
+        } else {
+            Outcome::PaneExited
+        }
+    }
+
+    /// The pane (or the server) went away: report what its journal holds.
     async fn ended(
         &self,
         pane: PaneId,
+        outcome: Outcome,
         baseline: u64,
         lost: u64,
         started: Instant,
     ) -> Result<WaitReport> {
         let end = self.journal_end(pane);
-        self.report(
-            pane,
-            Outcome::PaneExited,
-            None,
-            baseline,
-            end,
-            lost,
-            started,
-        )
-        .await
+        self.report(pane, outcome, None, baseline, end, lost, started)
+            .await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -350,7 +374,7 @@ impl Engine {
         started: Instant,
     ) -> Result<WaitReport> {
         let facts = match outcome {
-            Outcome::PaneExited => PaneFacts::default(),
+            Outcome::PaneExited | Outcome::ServerExited => PaneFacts::default(),
             _ => self.pane_facts(pane).await.unwrap_or_default(),
         };
         // A full-screen program draws with cursor movement, which a line

@@ -486,3 +486,44 @@ async fn sessions_ending_never_crash_the_server() {
         .expect("the cycles finish in time");
     assert_eq!(server_pid(&tmux), Some(pid), "the same server still runs");
 }
+
+/// A call pending on the control client of a session that is killed fails
+/// saying the session ended, not that the server may have exited: the
+/// server still runs.
+#[tokio::test]
+async fn a_call_pending_when_its_session_is_killed_says_the_session_ended() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    // Another session keeps the server running once `main` is killed.
+    engine.create_session(&NewSession::default()).await.unwrap();
+    // As in `pending_calls_fail_when_the_server_dies`: the call after
+    // `wait-for` is pending on the client of the first session, `main`.
+    engine
+        .command(termpilot_control::Command::new("wait-for").arg("never-signalled"))
+        .await
+        .unwrap();
+    let waiting = engine.clone();
+    let pending = tokio::spawn(async move {
+        waiting
+            .command(
+                termpilot_control::Command::new("display-message")
+                    .flag("-p")
+                    .arg("x"),
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!pending.is_finished(), "the call after wait-for is pending");
+    let killed = tmux.tmux(&["kill-session", "-t", "main"]);
+    assert!(killed.status.success(), "{killed:?}");
+    let outcome = tokio::time::timeout(LIMIT, pending)
+        .await
+        .expect("the pending call ends in time")
+        .expect("the task did not panic");
+    let err = outcome.expect_err("a call pending when its session is killed fails");
+    assert!(server_pid(&tmux).is_some(), "the server still runs");
+    let message = err.to_string();
+    assert!(!message.contains("server may have exited"), "{message}");
+    assert!(message.contains("session"), "{message}");
+    assert!(matches!(err, Error::SessionEnded { .. }), "{err}");
+}

@@ -191,6 +191,29 @@ async fn a_dead_pane_kept_by_remain_on_exit_ends_the_wait() {
     assert_eq!(idle.outcome, Outcome::PaneExited, "already dead");
 }
 
+/// tmux killed during a wait: the wait says the server went away, not
+/// that the pane exited.
+#[tokio::test]
+async fn the_server_dying_ends_the_wait_with_server_exited() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pid = tmux.tmux(&["display-message", "-p", "#{pid}"]);
+    let pid = String::from_utf8_lossy(&pid.stdout).trim().to_owned();
+    assert!(!pid.is_empty(), "the server runs");
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status();
+    });
+    let report = engine
+        .wait_for_text(pane, &wait_for("never", None, LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::ServerExited);
+}
+
 #[tokio::test]
 async fn dropped_output_is_reported_as_lost() {
     let tmux = TestTmux::new();
