@@ -207,6 +207,12 @@ pub(crate) async fn spawn(
     // departures finish before connecting another.
     let mut departing = shared.departing.subscribe();
     let _ = tokio::time::timeout(SETTLE, departing.wait_for(|&n| n == 0)).await;
+    // tmux 3.3a also crashes when it writes any notification to a control
+    // client that is still identifying itself (between its first identify
+    // message and the last, which may come in several reads): another
+    // client's `new-session` (`%sessions-changed`) is enough. Engines
+    // connecting at once, in this process or others, take turns.
+    let _turn = StartLock::acquire(&shared.config.start_lock_path()).await;
     let config = &shared.config;
     let mut child = config
         .tmux_command()
@@ -243,11 +249,69 @@ pub(crate) async fn spawn(
         Ok(Err(reason)) => return Err(shared.connect_error(reason)),
         Err(_) => return Err(shared.connect_error("tmux exited during start-up".into())),
     };
-    let session = match session {
-        Some(session) => session,
-        None => session_from_first_reply(&first)?,
+    let mut handle = ClientHandle {
+        id,
+        session: session.unwrap_or(SessionId(u32::MAX)),
+        tx,
     };
-    Ok((ClientHandle { id, session, tx }, first))
+    if session.is_none() {
+        handle.session = match first.text().trim() {
+            // `new-session -A` attached to a session that already exists
+            // and printed nothing: ask which one.
+            "" => current_session(&handle).await?,
+            _ => session_from_first_reply(&first)?,
+        };
+    }
+    Ok((handle, first))
+}
+
+/// The session a control client is attached to.
+async fn current_session(client: &ClientHandle) -> Result<SessionId> {
+    let query = termpilot_control::Command::new("display-message")
+        .flag("-p")
+        .arg("#{session_id}");
+    let answer = client.call(crate::engine::call(query, None)?).await?;
+    let text = crate::engine::ok_reply(answer)?.text();
+    text.trim().parse().map_err(|_| Error::Protocol {
+        command: "display-message".into(),
+        detail: format!("expected a session id, got {text:?}"),
+    })
+}
+
+/// An exclusive lock on a file, held while a control client connects.
+/// Best effort: when the file cannot be opened or the lock is not granted in
+/// [`START_LOCK_WAIT`], the client connects without it.
+struct StartLock {
+    /// Closing the file releases the lock.
+    _file: Option<std::fs::File>,
+}
+
+/// The longest a connecting client waits for its turn.
+const START_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl StartLock {
+    async fn acquire(path: &std::path::Path) -> StartLock {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .or_else(|_| std::fs::File::open(path));
+        let Ok(file) = file else {
+            return StartLock { _file: None };
+        };
+        let deadline = tokio::time::Instant::now() + START_LOCK_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return StartLock { _file: Some(file) },
+                Err(std::fs::TryLockError::WouldBlock)
+                    if tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                Err(_) => return StartLock { _file: None },
+            }
+        }
+    }
 }
 
 /// The longest a new client waits for departing ones.

@@ -527,3 +527,57 @@ async fn a_call_pending_when_its_session_is_killed_says_the_session_ended() {
     assert!(message.contains("session"), "{message}");
     assert!(matches!(err, Error::SessionEnded { .. }), "{err}");
 }
+
+/// Engines connecting at the same instant to one socket, new or already
+/// running: every one connects, they share one server, and the first
+/// session is created once. 8 at once, 20 rounds (`TERMPILOT_START_ROUNDS`
+/// sets the rounds).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engines_starting_at_once_all_connect() {
+    let rounds: usize = std::env::var("TERMPILOT_START_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20);
+    let mut failures = Vec::new();
+    for round in 0..rounds {
+        let tmux = TestTmux::new();
+        // Every other round the server already runs, with a session of its own.
+        if round % 2 == 1 {
+            let started = tmux.tmux(&["new-session", "-d", "-s", "before"]);
+            assert!(started.status.success(), "{started:?}");
+        }
+        let mut starts = tokio::task::JoinSet::new();
+        for _ in 0..8 {
+            let config = tmux.config();
+            starts.spawn(async move {
+                tokio::time::timeout(Duration::from_secs(30), Engine::connect(config)).await
+            });
+        }
+        let mut engines = Vec::new();
+        while let Some(done) = starts.join_next().await {
+            match done.expect("no panic") {
+                Ok(Ok(engine)) => engines.push(engine),
+                Ok(Err(e)) => failures.push(format!("round {round}: {e}")),
+                Err(_) => failures.push(format!("round {round}: timed out")),
+            }
+        }
+        let pid = server_pid(&tmux);
+        assert!(pid.is_some(), "round {round}: the server runs");
+        for engine in &engines {
+            assert_eq!(Some(engine.epoch()), pid, "round {round}: one server");
+            let sessions = engine.list_sessions().await.unwrap();
+            let names: Vec<&str> = sessions.iter().map(|s| s.name.as_str()).collect();
+            let expected: &[&str] = if round % 2 == 1 {
+                &["before"]
+            } else {
+                &["main"]
+            };
+            assert_eq!(names, expected, "round {round}: sessions");
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed: {failures:#?}",
+        failures.len()
+    );
+}
