@@ -239,7 +239,6 @@ pub(crate) async fn spawn(
         internal: Vec::new(),
         touched: Vec::new(),
         departing: false,
-        exit_reason: None,
         detaching: false,
         stdin,
     };
@@ -344,8 +343,6 @@ struct ClientTask {
     touched: Vec<PaneId>,
     /// tmux said `%exit`: counted in `Shared::departing` until the end.
     departing: bool,
-    /// Why tmux said `%exit`, if it said why.
-    exit_reason: Option<String>,
     /// The engine asked this client to detach.
     detaching: bool,
     stdin: ChildStdin,
@@ -473,7 +470,6 @@ impl ClientTask {
             Event::Continue { .. } => {}
             Event::Exit { reason } => {
                 tracing::debug!(client = self.id.0, ?reason, "control client exiting");
-                self.exit_reason = reason;
                 if !std::mem::replace(&mut self.departing, true) {
                     self.shared.departing.send_modify(|n| *n += 1);
                 }
@@ -543,17 +539,30 @@ impl ClientTask {
     }
 
     /// The client's session, when the client closed because that session
-    /// ended: tmux said `%exit` without the engine asking, and not because
-    /// the server is exiting (`%exit server exited`). A server that dies
-    /// abruptly says nothing at all.
-    fn session_ended(&self) -> Option<SessionId> {
-        let server_exiting = self
-            .exit_reason
-            .as_deref()
-            .is_some_and(|reason| reason.starts_with("server exited"));
-        (self.departing && !self.detaching && !server_exiting)
-            .then_some(self.session)
-            .flatten()
+    /// ended while the server runs on: tmux said `%exit` without the engine
+    /// asking, and the server still lists sessions, not this one. (tmux
+    /// 3.3a says a bare `%exit` both when the session is killed and when the
+    /// server is, and nothing when the server dies abruptly.) Asks the
+    /// server only when calls are pending, since only their error says it.
+    async fn session_ended(&self) -> Option<SessionId> {
+        let session = self.session?;
+        if self.pending.is_empty() || !self.departing || self.detaching {
+            return None;
+        }
+        let listing = self
+            .shared
+            .config
+            .tmux_command()
+            .args(["list-sessions", "-F", "#{session_id}"])
+            .output();
+        let output = tokio::time::timeout(SETTLE, listing).await.ok()?.ok()?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let sessions: Vec<SessionId> = stdout
+            .lines()
+            .filter_map(|line| line.trim().parse().ok())
+            .collect();
+        (output.status.success() && !sessions.is_empty() && !sessions.contains(&session))
+            .then_some(session)
     }
 
     async fn finish(mut self, child: &mut Child, reason: String) {
@@ -571,7 +580,7 @@ impl ClientTask {
         }
         self.shared.forget_client(self.id);
         self.shared.panes.release(self.id);
-        let ended = self.session_ended();
+        let ended = self.session_ended().await;
         for pending in self.pending.drain(..) {
             pending.fail(&reason, ended);
         }
