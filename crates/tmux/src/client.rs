@@ -277,8 +277,10 @@ async fn current_session(client: &ClientHandle) -> Result<SessionId> {
     })
 }
 
-/// An exclusive lock on a file, held while a control client connects.
-/// Best effort: when the file cannot be opened or the lock is not granted in
+/// An exclusive lock (`flock`) on the socket's directory, held while a
+/// control client connects: servers in one directory take turns too, which
+/// costs little, as identifying takes milliseconds. Best effort: when the
+/// directory cannot be opened or the lock is not granted in
 /// [`START_LOCK_WAIT`], the client connects without it.
 struct StartLock {
     /// Closing the file releases the lock.
@@ -290,12 +292,7 @@ const START_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl StartLock {
     async fn acquire(path: &std::path::Path) -> StartLock {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .or_else(|_| std::fs::File::open(path));
-        let Ok(file) = file else {
+        let Ok(file) = std::fs::File::open(path) else {
             return StartLock { _file: None };
         };
         let deadline = tokio::time::Instant::now() + START_LOCK_WAIT;

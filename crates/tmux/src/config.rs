@@ -87,18 +87,18 @@ impl Default for EngineConfig {
 }
 
 impl EngineConfig {
-    /// The file termpilot processes lock while one of their control clients
-    /// connects to this server (see `client::spawn`): next to the socket,
-    /// named after it. For a socket name that is in tmux's socket directory,
-    /// created (owner-only, as tmux makes it) when it does not exist yet.
+    /// What termpilot processes lock while one of their control clients
+    /// connects to this server (see `client::spawn`): the directory of its
+    /// socket, so nothing is left behind. For a socket name that is tmux's
+    /// socket directory, created (owner-only, as tmux makes it) when it does
+    /// not exist yet.
     pub(crate) fn start_lock_path(&self) -> PathBuf {
         match &self.socket {
-            Socket::Path(path) => {
-                let mut name = path.clone().into_os_string();
-                name.push(".termpilot-lock");
-                PathBuf::from(name)
-            }
-            Socket::Name(name) => {
+            Socket::Path(path) => match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+                _ => PathBuf::from("."),
+            },
+            Socket::Name(_) => {
                 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
                 let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
                 let base = std::env::var_os("TMUX_TMPDIR")
@@ -109,7 +109,7 @@ impl EngineConfig {
                     .recursive(true)
                     .mode(0o700)
                     .create(&dir);
-                dir.join(format!("{name}.termpilot-lock"))
+                dir
             }
         }
     }

@@ -54,21 +54,7 @@ impl TestTmux {
 impl Drop for TestTmux {
     fn drop(&mut self) {
         self.kill_server();
-        // The file engines lock while connecting, next to the socket.
-        let _ = std::fs::remove_file(lock_path(&self.name));
     }
-}
-
-/// Where engines on socket `name` take turns connecting (see
-/// `EngineConfig::start_lock_path`).
-fn lock_path(name: &str) -> PathBuf {
-    use std::os::unix::fs::MetadataExt;
-    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
-    let base = std::env::var_os("TMUX_TMPDIR")
-        .filter(|dir| !dir.is_empty())
-        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
-    base.join(format!("tmux-{uid}"))
-        .join(format!("{name}.termpilot-lock"))
 }
 
 /// The tmux configuration of test servers.
