@@ -204,10 +204,11 @@ pub struct CaptureEntry {
 pub struct WaitEntry {
     /// The pane id.
     pub pane: String,
-    /// "matched", "stopped", "timeout", "pane_exited", "lost" (output the wait needed was
-    /// dropped), "idle" (wait_for_idle), "cancelled_by_user" (a person at the pane
-    /// cancelled the wait with termpilot attach), or "awaiting_input" (the program waits
-    /// for input: answer with send_keys, type_secret when secret, or ask your person).
+    /// "matched", "stopped", "timeout", "pane_exited", "server_exited" (the tmux server
+    /// went away), "lost" (output the wait needed was dropped), "idle" (wait_for_idle),
+    /// "cancelled_by_user" (a person at the pane cancelled the wait with termpilot attach),
+    /// or "awaiting_input" (the program waits for input: answer with send_keys,
+    /// type_secret when secret, or ask your person).
     pub outcome: String,
     /// The matched text.
     pub matched: Option<String>,

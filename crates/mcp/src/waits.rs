@@ -35,6 +35,7 @@ fn outcome_name(outcome: Outcome) -> &'static str {
         Outcome::Stopped => "stopped",
         Outcome::Timeout => "timeout",
         Outcome::PaneExited => "pane_exited",
+        Outcome::ServerExited => "server_exited",
         Outcome::Lost => "lost",
         Outcome::Idle => "idle",
         Outcome::CancelledByUser => "cancelled_by_user",

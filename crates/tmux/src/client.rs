@@ -88,16 +88,21 @@ impl Pending {
         }
     }
 
-    fn fail(self, reason: &str) {
+    /// Fails the line: the connection closed, because the server went away
+    /// or, when `ended` names it, because the client's session ended.
+    fn fail(self, reason: &str, ended: Option<SessionId>) {
         let command = self
             .parts
             .iter()
             .map(|p| p.0)
             .collect::<Vec<_>>()
             .join(" ; ");
-        let error = Error::Disconnected {
-            command,
-            reason: reason.to_owned(),
+        let error = match ended {
+            Some(session) => Error::SessionEnded { command, session },
+            None => Error::Disconnected {
+                command,
+                reason: reason.to_owned(),
+            },
         };
         match self.reply {
             Replier::One(tx) => {
@@ -202,6 +207,12 @@ pub(crate) async fn spawn(
     // departures finish before connecting another.
     let mut departing = shared.departing.subscribe();
     let _ = tokio::time::timeout(SETTLE, departing.wait_for(|&n| n == 0)).await;
+    // tmux 3.3a also crashes when it writes any notification to a control
+    // client that is still identifying itself (between its first identify
+    // message and the last, which may come in several reads): another
+    // client's `new-session` (`%sessions-changed`) is enough. Engines
+    // connecting at once, in this process or others, take turns.
+    let _turn = StartLock::acquire(&shared.config.start_lock_path()).await;
     let config = &shared.config;
     let mut child = config
         .tmux_command()
@@ -228,6 +239,7 @@ pub(crate) async fn spawn(
         internal: Vec::new(),
         touched: Vec::new(),
         departing: false,
+        detaching: false,
         stdin,
     };
     tokio::spawn(task.run(child, stdout, rx));
@@ -236,11 +248,66 @@ pub(crate) async fn spawn(
         Ok(Err(reason)) => return Err(shared.connect_error(reason)),
         Err(_) => return Err(shared.connect_error("tmux exited during start-up".into())),
     };
-    let session = match session {
-        Some(session) => session,
-        None => session_from_first_reply(&first)?,
+    let mut handle = ClientHandle {
+        id,
+        session: session.unwrap_or(SessionId(u32::MAX)),
+        tx,
     };
-    Ok((ClientHandle { id, session, tx }, first))
+    if session.is_none() {
+        handle.session = match first.text().trim() {
+            // `new-session -A` attached to a session that already exists
+            // and printed nothing: ask which one.
+            "" => current_session(&handle).await?,
+            _ => session_from_first_reply(&first)?,
+        };
+    }
+    Ok((handle, first))
+}
+
+/// The session a control client is attached to.
+async fn current_session(client: &ClientHandle) -> Result<SessionId> {
+    let query = termpilot_control::Command::new("display-message")
+        .flag("-p")
+        .arg("#{session_id}");
+    let answer = client.call(crate::engine::call(query, None)?).await?;
+    let text = crate::engine::ok_reply(answer)?.text();
+    text.trim().parse().map_err(|_| Error::Protocol {
+        command: "display-message".into(),
+        detail: format!("expected a session id, got {text:?}"),
+    })
+}
+
+/// An exclusive lock (`flock`) on the socket's directory, held while a
+/// control client connects: servers in one directory take turns too, which
+/// costs little, as identifying takes milliseconds. Best effort: when the
+/// directory cannot be opened or the lock is not granted in
+/// [`START_LOCK_WAIT`], the client connects without it.
+struct StartLock {
+    /// Closing the file releases the lock.
+    _file: Option<std::fs::File>,
+}
+
+/// The longest a connecting client waits for its turn.
+const START_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl StartLock {
+    async fn acquire(path: &std::path::Path) -> StartLock {
+        let Ok(file) = std::fs::File::open(path) else {
+            return StartLock { _file: None };
+        };
+        let deadline = tokio::time::Instant::now() + START_LOCK_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return StartLock { _file: Some(file) },
+                Err(std::fs::TryLockError::WouldBlock)
+                    if tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                Err(_) => return StartLock { _file: None },
+            }
+        }
+    }
 }
 
 /// The longest a new client waits for departing ones.
@@ -273,6 +340,8 @@ struct ClientTask {
     touched: Vec<PaneId>,
     /// tmux said `%exit`: counted in `Shared::departing` until the end.
     departing: bool,
+    /// The engine asked this client to detach.
+    detaching: bool,
     stdin: ChildStdin,
 }
 
@@ -301,6 +370,7 @@ impl ClientTask {
                             break format!("writing to tmux failed: {e}");
                         }
                         if std::mem::take(&mut self.leaving) {
+                            self.detaching = true;
                             let _ = self.stdin.write_all(b"\n").await;
                             let _ = self.stdin.flush().await;
                         }
@@ -324,6 +394,7 @@ impl ClientTask {
                         }
                     }
                     Some(Request::Detach) | None => {
+                        self.detaching = true;
                         let _ = self.stdin.write_all(b"\n").await;
                         let _ = self.stdin.flush().await;
                     }
@@ -407,9 +478,6 @@ impl ClientTask {
     fn handle_reply(&mut self, reply: Reply) {
         if reply.flags & 1 == 0 {
             if let Some(ready) = self.ready.take() {
-                if reply.ok {
-                    self.subscribe_to_person_state();
-                }
                 let result = if reply.ok {
                     Ok(reply)
                 } else {
@@ -443,28 +511,8 @@ impl ClientTask {
         }
     }
 
-    /// Asks tmux to report changes of the pane options `termpilot attach`
-    /// sets (tmux checks subscriptions about once a second).
-    fn subscribe_to_person_state(&mut self) {
-        let format = format!(
-            "{}:%*:{}",
-            crate::person::SUBSCRIPTION,
-            crate::person::FORMAT
-        );
-        let subscribe = termpilot_control::Command::new("refresh-client")
-            .opt("-B", format)
-            .build()
-            .expect("no NUL in the subscription");
-        self.internal.push(subscribe);
-    }
-
     fn handle_notification(&mut self, notification: Notification) {
         match notification {
-            Notification::SubscriptionChanged { line } => {
-                if let Some((pane, value)) = crate::person::parse_subscription(&line) {
-                    self.shared.panes.person_state(pane, &value);
-                }
-            }
             Notification::SessionsChanged => self.shared.mark_sessions_dirty(),
             Notification::SessionChanged { session, .. } => match self.session {
                 None => self.session = Some(session),
@@ -487,6 +535,33 @@ impl ClientTask {
         }
     }
 
+    /// The client's session, when the client closed because that session
+    /// ended while the server runs on: tmux said `%exit` without the engine
+    /// asking, and the server still lists sessions, not this one. (tmux
+    /// 3.3a says a bare `%exit` both when the session is killed and when the
+    /// server is, and nothing when the server dies abruptly.) Asks the
+    /// server only when calls are pending, since only their error says it.
+    async fn session_ended(&self) -> Option<SessionId> {
+        let session = self.session?;
+        if self.pending.is_empty() || !self.departing || self.detaching {
+            return None;
+        }
+        let listing = self
+            .shared
+            .config
+            .tmux_command()
+            .args(["list-sessions", "-F", "#{session_id}"])
+            .output();
+        let output = tokio::time::timeout(SETTLE, listing).await.ok()?.ok()?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let sessions: Vec<SessionId> = stdout
+            .lines()
+            .filter_map(|line| line.trim().parse().ok())
+            .collect();
+        (output.status.success() && !sessions.is_empty() && !sessions.contains(&session))
+            .then_some(session)
+    }
+
     async fn finish(mut self, child: &mut Child, reason: String) {
         if let Some(ready) = self.ready.take() {
             let mut stderr = String::new();
@@ -502,8 +577,9 @@ impl ClientTask {
         }
         self.shared.forget_client(self.id);
         self.shared.panes.release(self.id);
+        let ended = self.session_ended().await;
         for pending in self.pending.drain(..) {
-            pending.fail(&reason);
+            pending.fail(&reason, ended);
         }
         let _ = child.start_kill();
         let _ = child.wait().await;

@@ -87,6 +87,33 @@ impl Default for EngineConfig {
 }
 
 impl EngineConfig {
+    /// What termpilot processes lock while one of their control clients
+    /// connects to this server (see `client::spawn`): the directory of its
+    /// socket, so nothing is left behind. For a socket name that is tmux's
+    /// socket directory, created (owner-only, as tmux makes it) when it does
+    /// not exist yet.
+    pub(crate) fn start_lock_path(&self) -> PathBuf {
+        match &self.socket {
+            Socket::Path(path) => match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+                _ => PathBuf::from("."),
+            },
+            Socket::Name(_) => {
+                use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+                let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+                let base = std::env::var_os("TMUX_TMPDIR")
+                    .filter(|dir| !dir.is_empty())
+                    .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+                let dir = base.join(format!("tmux-{uid}"));
+                let _ = std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&dir);
+                dir
+            }
+        }
+    }
+
     /// A `tmux` command for the configured server, standard input closed
     /// and killed if dropped before it exits.
     pub(crate) fn tmux_command(&self) -> tokio::process::Command {

@@ -96,7 +96,7 @@ impl Shared {
         clients.values().find(|handle| handle.id == id).cloned()
     }
 
-    fn any_client(&self) -> Option<ClientHandle> {
+    pub(crate) fn any_client(&self) -> Option<ClientHandle> {
         let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         clients.values().next().cloned()
     }
@@ -119,6 +119,10 @@ impl Shared {
 /// recorded as a gap) instead of tmux dropping the whole client when it falls
 /// 300 s behind.
 pub(crate) const CLIENT_FLAGS: &str = "ignore-size,pause-after=30";
+
+/// How long connecting retries failures that another process starting the
+/// same server at the same moment can cause.
+const CONNECT_RETRY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A handle on the engine. Cheap to clone; every clone talks to the same
 /// control clients.
@@ -160,6 +164,11 @@ impl Engine {
         let engine = Engine { shared };
         engine.primary().await?;
         tokio::spawn(supervise(Arc::downgrade(&engine.shared), woken));
+        let wanted = engine.shared.panes.watchers();
+        tokio::spawn(crate::person::watch_panes(
+            Arc::downgrade(&engine.shared),
+            wanted,
+        ));
         Ok(engine)
     }
 
@@ -190,7 +199,22 @@ impl Engine {
         if let Some(client) = self.shared.any_client() {
             return Ok(client);
         }
-        self.connect_all().await?;
+        // Another process may be starting the same server or its first
+        // session this very moment: a failure then is transient.
+        let deadline = tokio::time::Instant::now() + CONNECT_RETRY;
+        loop {
+            match self.connect_all().await {
+                Ok(()) if self.shared.any_client().is_some() => break,
+                Ok(()) => {}
+                Err(e @ Error::TmuxMissing { .. }) => return Err(e),
+                Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+                Err(e) => tracing::debug!(error = %e, "connecting failed; retrying"),
+            }
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
         self.shared.any_client().ok_or_else(|| {
             self.shared
                 .connect_error("no session could be attached".into())

@@ -38,6 +38,18 @@ pub enum Error {
         /// Why the connection closed.
         reason: String,
     },
+    /// The session whose control client carried the command ended (it was
+    /// killed, or its last pane exited) before the reply; the server runs on.
+    #[error(
+        "session {session} ended before `{command}` was answered (it was killed or its last \
+         pane exited); call list_sessions to see the sessions"
+    )]
+    SessionEnded {
+        /// The tmux command that was pending.
+        command: String,
+        /// The session that ended.
+        session: termpilot_control::SessionId,
+    },
     /// tmux ran the command and reported an error.
     #[error("tmux refused `{command}`: {message}")]
     Command {

@@ -44,6 +44,8 @@ struct PaneEntry {
 pub(crate) struct Panes {
     table: Mutex<HashMap<PaneId, PaneEntry>>,
     journal_bytes: usize,
+    /// Bumped whenever a cancel receiver is handed out.
+    watchers: watch::Sender<u64>,
 }
 
 impl Panes {
@@ -51,6 +53,7 @@ impl Panes {
         Panes {
             table: Mutex::new(HashMap::new()),
             journal_bytes,
+            watchers: watch::Sender::new(0),
         }
     }
 
@@ -135,22 +138,39 @@ impl Panes {
         self.with_entry(pane, |entry| entry.typed.iter().cloned().collect())
     }
 
-    /// Records a person-state report from the tmux subscription.
-    pub(crate) fn person_state(&self, pane: PaneId, value: &str) {
-        if let Some(time) = crate::person::cancel_time(value) {
-            self.with_entry(pane, |entry| {
-                entry.cancels.send_if_modified(|latest| {
-                    let newer = time > *latest;
-                    *latest = (*latest).max(time);
-                    newer
-                });
+    /// Records the cancel time read from the pane's option.
+    pub(crate) fn record_cancel(&self, pane: PaneId, time: u64) {
+        self.with_entry(pane, |entry| {
+            entry.cancels.send_if_modified(|latest| {
+                let newer = time > *latest;
+                *latest = (*latest).max(time);
+                newer
             });
-        }
+        });
     }
 
     /// A receiver of the latest time a person cancelled the agent's waits.
+    /// While it lives, the engine reads the pane's cancel option now and
+    /// then (see `person::watch_cancels`).
     pub(crate) fn cancels(&self, pane: PaneId) -> watch::Receiver<u64> {
-        self.with_entry(pane, |entry| entry.cancels.subscribe())
+        let receiver = self.with_entry(pane, |entry| entry.cancels.subscribe());
+        self.watchers.send_modify(|n| *n += 1);
+        receiver
+    }
+
+    /// Panes someone waits on for a cancel.
+    pub(crate) fn watched(&self) -> Vec<PaneId> {
+        let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        table
+            .iter()
+            .filter(|(_, entry)| entry.cancels.receiver_count() > 0)
+            .map(|(pane, _)| *pane)
+            .collect()
+    }
+
+    /// A receiver that changes whenever a wait starts watching for cancels.
+    pub(crate) fn watchers(&self) -> watch::Receiver<u64> {
+        self.watchers.subscribe()
     }
 
     /// Records that tmux dropped some of the pane's output.

@@ -10,12 +10,21 @@
 //!   reports it in its very first report, nor replayed on a later wait.
 //!
 //! The engine checks `@termpilot_held` with a round trip before every input
-//! (so a takeover counts at once) and learns of cancels through a tmux
-//! subscription (tmux checks those about once a second).
+//! (so a takeover counts at once) and reads `@termpilot_cancel` of the panes
+//! that waits are watching every [`CANCEL_POLL`] (see [`watch_panes`]).
+//!
+//! It does not ask tmux to report changes of these options with a format
+//! subscription (`refresh-client -B`): tmux 3.3a crashes (`segfault at f0`)
+//! when a session ends while a control client holds such a subscription, and
+//! the crash takes every session with it.
+
+use std::sync::Weak;
+use std::time::Duration;
 
 use termpilot_control::{Command, PaneId};
+use tokio::sync::watch;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, Shared};
 use crate::error::{Error, Result};
 
 /// The pane option set while a person holds the pane.
@@ -23,26 +32,12 @@ pub const HELD_OPTION: &str = "@termpilot_held";
 /// The pane option a person changes to cancel the agent's wait.
 pub const CANCEL_OPTION: &str = "@termpilot_cancel";
 
-/// Name of the engine's tmux subscription.
-pub(crate) const SUBSCRIPTION: &str = "termpilot-person";
-/// What the subscription reports for every pane.
-pub(crate) const FORMAT: &str = "#{@termpilot_held}\x1f#{@termpilot_cancel}";
+/// How often the cancel option (and dead flag) of a watched pane is read.
+pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(250);
 
-/// Reads `%subscription-changed termpilot-person $S @W IDX %P ... : VALUE`.
-pub(crate) fn parse_subscription(line: &[u8]) -> Option<(PaneId, String)> {
-    let line = String::from_utf8_lossy(line);
-    let (head, value) = line.split_once(" : ")?;
-    let mut fields = head.split(' ');
-    if fields.next()? != "%subscription-changed" || fields.next()? != SUBSCRIPTION {
-        return None;
-    }
-    let pane = fields.find_map(|f| f.parse::<PaneId>().ok())?;
-    Some((pane, value.to_owned()))
-}
-
-/// The cancel time (Unix nanoseconds) in a subscription report, if any.
-pub(crate) fn cancel_time(value: &str) -> Option<u64> {
-    value.split('\x1f').nth(1)?.trim().parse().ok()
+/// The cancel time (Unix nanoseconds) in the option's value, if any.
+fn cancel_time(value: &str) -> Option<u64> {
+    value.trim().parse().ok()
 }
 
 /// The current time in Unix nanoseconds, as cancel times are written.
@@ -101,6 +96,41 @@ impl Engine {
         self.set_pane_option(pane, CANCEL_OPTION, Some(&now)).await
     }
 
+    /// Reads the cancel option and the dead flag of each pane, in one
+    /// round trip: records cancels, and returns the panes that are dead
+    /// (their program exited, the pane kept by `remain-on-exit`).
+    async fn read_watched(&self, panes: &[PaneId]) -> Vec<PaneId> {
+        let Some(client) = self.shared.any_client() else {
+            return Vec::new();
+        };
+        let mut calls = Vec::with_capacity(panes.len());
+        for pane in panes {
+            let query = Command::new("display-message")
+                .flag("-p")
+                .opt("-t", pane.to_string())
+                .arg(format!("#{{pane_dead}}\x1f#{{{CANCEL_OPTION}}}"));
+            match crate::engine::call(query, None) {
+                Ok(call) => calls.push(call),
+                Err(_) => return Vec::new(),
+            }
+        }
+        let mut dead = Vec::new();
+        for (pane, answer) in panes.iter().zip(client.call_many(calls).await) {
+            // A pane that is gone fails the query: its waits learn that
+            // from tmux's notifications.
+            let Ok(answer) = answer else { continue };
+            let text = answer.reply.text();
+            let (flag, cancel) = text.split_once('\x1f').unwrap_or((&text, ""));
+            if flag.trim() == "1" {
+                dead.push(*pane);
+            }
+            if let Some(time) = cancel_time(cancel) {
+                self.shared.panes.record_cancel(*pane, time);
+            }
+        }
+        dead
+    }
+
     async fn set_pane_option(&self, pane: PaneId, option: &str, value: Option<&str>) -> Result<()> {
         let command = Command::new("set-option")
             .flag("-p")
@@ -113,28 +143,50 @@ impl Engine {
     }
 }
 
+/// Background task: while any wait watches a pane, reads the watched
+/// panes' cancel options and dead flags every [`CANCEL_POLL`]. Ends when the
+/// engine is dropped.
+///
+/// The dead flag is read here because tmux says nothing to control clients
+/// when a pane's program exits and `remain-on-exit` keeps the pane: a pane
+/// found dead counts as a change of the panes, which makes waits check
+/// their pane (once per death: a pane is reported again only after it was
+/// seen alive, as after `respawn-pane`).
+pub(crate) async fn watch_panes(shared: Weak<Shared>, mut wanted: watch::Receiver<u64>) {
+    let mut reported: Vec<PaneId> = Vec::new();
+    loop {
+        let Some(strong) = shared.upgrade() else {
+            return;
+        };
+        let panes = strong.panes.watched();
+        if panes.is_empty() {
+            drop(strong);
+            if wanted.changed().await.is_err() {
+                return;
+            }
+            continue;
+        }
+        let engine = Engine { shared: strong };
+        let dead = engine.read_watched(&panes).await;
+        reported.retain(|pane| dead.contains(pane));
+        if dead.iter().any(|pane| !reported.contains(pane)) {
+            reported = dead;
+            engine.shared.mark_panes_changed();
+        }
+        drop(engine);
+        tokio::time::sleep(CANCEL_POLL).await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn parses_subscription_lines() {
-        let line = b"%subscription-changed termpilot-person $0 @1 0 %4 : person\x1f7";
-        assert_eq!(
-            parse_subscription(line),
-            Some((PaneId(4), "person\x1f7".to_owned()))
-        );
-        assert_eq!(
-            parse_subscription(b"%subscription-changed other $0 @1 0 %4 : x"),
-            None
-        );
-    }
-
-    #[test]
     fn reads_cancel_times() {
-        assert_eq!(cancel_time("\x1f"), None);
+        assert_eq!(cancel_time(""), None);
         assert_eq!(
-            cancel_time("held\x1f1795307802000000000"),
+            cancel_time("1795307802000000000\n"),
             Some(1_795_307_802_000_000_000)
         );
     }

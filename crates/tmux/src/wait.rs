@@ -47,6 +47,8 @@ pub enum Outcome {
     Timeout,
     /// The pane closed (or its program exited) before a match.
     PaneExited,
+    /// The tmux server went away (it was killed or crashed) during the wait.
+    ServerExited,
     /// Output the wait needed was evicted or dropped before it was scanned.
     Lost,
     /// The pane printed nothing for the quiet period (idle waits).
@@ -132,7 +134,8 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let now = self.sync_pane(pane).await?;
+        let epoch = self.epoch();
+        let (now, dead) = self.sync_pane_state(pane).await?;
         let baseline = spec.since.unwrap_or(now).min(now);
         let typed = self.shared.panes.typed(pane);
         if spec.include_screen
@@ -182,18 +185,26 @@ impl Engine {
                         .report(pane, Outcome::Lost, None, baseline, end, lost, started)
                         .await;
                 }
+                // A pane already dead prints nothing more: what it printed is
+                // scanned, and nothing matched.
+                Step::Pending if dead => {
+                    let exited = Outcome::PaneExited;
+                    return self.ended(pane, exited, baseline, scan.lost, started).await;
+                }
                 Step::Pending => {}
             }
             tokio::select! {
                 changed = journal_rx.changed() => {
                     if changed.is_err() {
-                        // The journal was dropped: the pane was killed.
-                        return self.ended(pane, baseline, scan.lost, started).await;
+                        // The journal was dropped: the pane was killed, or
+                        // the server replaced.
+                        let gone = self.gone_outcome(epoch);
+                        return self.ended(pane, gone, baseline, scan.lost, started).await;
                     }
                 }
                 _ = panes_rx.changed() => {
-                    if !self.pane_alive(pane).await? {
-                        return self.ended(pane, baseline, scan.lost, started).await;
+                    if let Some(gone) = self.pane_gone(pane, epoch).await? {
+                        return self.ended(pane, gone, baseline, scan.lost, started).await;
                     }
                 }
                 changed = cancels.changed() => {
@@ -222,7 +233,13 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let baseline = self.sync_pane(pane).await?;
+        let epoch = self.epoch();
+        let (baseline, dead) = self.sync_pane_state(pane).await?;
+        if dead {
+            return self
+                .ended(pane, Outcome::PaneExited, baseline, 0, started)
+                .await;
+        }
         let deadline = started + timeout;
         let mut last_output = Instant::now();
         loop {
@@ -230,13 +247,14 @@ impl Engine {
             tokio::select! {
                 changed = journal_rx.changed() => {
                     if changed.is_err() {
-                        return self.ended(pane, baseline, 0, started).await;
+                        let gone = self.gone_outcome(epoch);
+                        return self.ended(pane, gone, baseline, 0, started).await;
                     }
                     last_output = Instant::now();
                 }
                 _ = panes_rx.changed() => {
-                    if !self.pane_alive(pane).await? {
-                        return self.ended(pane, baseline, 0, started).await;
+                    if let Some(gone) = self.pane_gone(pane, epoch).await? {
+                        return self.ended(pane, gone, baseline, 0, started).await;
                     }
                 }
                 changed = cancels.changed() => {
@@ -261,18 +279,26 @@ impl Engine {
     /// byte the pane printed before now is in the journal when it returns.
     /// Returns the journal end at that moment.
     pub async fn sync_pane(&self, pane: PaneId) -> Result<u64> {
+        self.sync_pane_state(pane).await.map(|(cursor, _)| cursor)
+    }
+
+    /// [`Engine::sync_pane`], also saying whether the pane is dead (its
+    /// program exited and `remain-on-exit` keeps it).
+    async fn sync_pane_state(&self, pane: PaneId) -> Result<(u64, bool)> {
         let client = self.client_for_pane(pane).await?;
         let probe = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
-            .arg("#{pane_id}");
+            .arg(fields(&["pane_id", "pane_dead"]));
         let answer = client.call(call(probe, Some(pane))?).await?;
         let cursor = answer.cursor.unwrap_or_default();
         let reply = ok_reply(answer).map_err(|e| not_found_pane(e, &pane.to_string()))?;
-        if reply.text().trim() != pane.to_string() {
+        let text = reply.text();
+        let record = Record::new("display-message", &text);
+        if record.str(0) != pane.to_string() {
             return Err(not_found(pane));
         }
-        Ok(cursor)
+        Ok((cursor, record.flag(1)))
     }
 
     pub(crate) async fn pane_facts(&self, pane: PaneId) -> Result<PaneFacts> {
@@ -300,30 +326,44 @@ impl Engine {
         })
     }
 
-    async fn pane_alive(&self, pane: PaneId) -> Result<bool> {
-        let facts = self.pane_facts(pane).await?;
-        Ok(facts.exists && !facts.dead)
+    /// Whether the pane (or the whole server, since the wait started in
+    /// server `epoch`) is gone: `None` while the pane lives.
+    async fn pane_gone(&self, pane: PaneId, epoch: u32) -> Result<Option<Outcome>> {
+        if self.shared.any_client().is_none() {
+            // Every control client ended: the server went away. Asking
+            // about the pane now would start a new one.
+            return Ok(Some(Outcome::ServerExited));
+        }
+        match self.pane_facts(pane).await {
+            Ok(facts) if facts.exists && !facts.dead => Ok(None),
+            Ok(_) => Ok(Some(self.gone_outcome(epoch))),
+            // The query's client closed under it: so did the server.
+            Err(Error::Disconnected { .. }) => Ok(Some(Outcome::ServerExited)),
+            Err(e) => Err(e),
+        }
     }
 
-    /// The pane went away: let the last of its output arrive, then report.
+    /// How a wait started in server `epoch` ends when its pane is gone.
+    fn gone_outcome(&self, epoch: u32) -> Outcome {
+        if self.shared.any_client().is_none() || self.epoch() != epoch {
+            Outcome::ServerExited
+        } else {
+            Outcome::PaneExited
+        }
+    }
+
+    /// The pane (or the server) went away: report what its journal holds.
     async fn ended(
         &self,
         pane: PaneId,
+        outcome: Outcome,
         baseline: u64,
         lost: u64,
         started: Instant,
     ) -> Result<WaitReport> {
         let end = self.journal_end(pane);
-        self.report(
-            pane,
-            Outcome::PaneExited,
-            None,
-            baseline,
-            end,
-            lost,
-            started,
-        )
-        .await
+        self.report(pane, outcome, None, baseline, end, lost, started)
+            .await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -338,7 +378,7 @@ impl Engine {
         started: Instant,
     ) -> Result<WaitReport> {
         let facts = match outcome {
-            Outcome::PaneExited => PaneFacts::default(),
+            Outcome::PaneExited | Outcome::ServerExited => PaneFacts::default(),
             _ => self.pane_facts(pane).await.unwrap_or_default(),
         };
         // A full-screen program draws with cursor movement, which a line

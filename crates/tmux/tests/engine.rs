@@ -434,3 +434,150 @@ async fn session_names_match_exactly_never_as_prefixes() {
     assert_eq!(pane, panes[0].id);
     engine.kill_session("web-old").await.unwrap();
 }
+
+/// The tmux server's pid, or `None` when it no longer answers.
+fn server_pid(tmux: &TestTmux) -> Option<u32> {
+    let out = tmux.tmux(&["display-message", "-p", "#{pid}"]);
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+fn process_alive(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// tmux 3.3a crashed ("segfault at f0") when a session ended while a control
+/// client held a format subscription (`refresh-client -B`) and listings went
+/// out on `%sessions-changed`. Sessions whose command exits after about a
+/// second, one after another, must leave the server running.
+/// `TERMPILOT_END_CYCLES` sets the number of session ends (default 40).
+#[tokio::test]
+async fn sessions_ending_never_crash_the_server() {
+    let cycles: usize = std::env::var("TERMPILOT_END_CYCLES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40);
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pid = server_pid(&tmux).expect("the server runs");
+    let all = async {
+        for cycle in 0..cycles {
+            let created = engine
+                .create_session(&NewSession {
+                    name: Some(format!("end-{cycle}")),
+                    command: Some("sleep 1".into()),
+                    ..NewSession::default()
+                })
+                .await;
+            assert!(process_alive(pid), "tmux died at cycle {cycle}");
+            let created = created.unwrap_or_else(|e| panic!("cycle {cycle}: {e}"));
+            // The session ends by itself; listings meanwhile, as a client does.
+            let gone = eventually(LIMIT, async || {
+                let _ = engine.list_panes(&PaneScope::All).await;
+                let sessions = engine.list_sessions().await.ok()?;
+                (!sessions.iter().any(|s| s.id == created.session)).then_some(())
+            })
+            .await;
+            assert!(process_alive(pid), "tmux died at cycle {cycle}");
+            assert!(gone.is_some(), "session of cycle {cycle} did not end");
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30 + 2 * cycles as u64), all)
+        .await
+        .expect("the cycles finish in time");
+    assert_eq!(server_pid(&tmux), Some(pid), "the same server still runs");
+}
+
+/// A call pending on the control client of a session that is killed fails
+/// saying the session ended, not that the server may have exited: the
+/// server still runs.
+#[tokio::test]
+async fn a_call_pending_when_its_session_is_killed_says_the_session_ended() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    // Another session keeps the server running once `main` is killed.
+    engine.create_session(&NewSession::default()).await.unwrap();
+    // As in `pending_calls_fail_when_the_server_dies`: the call after
+    // `wait-for` is pending on the client of the first session, `main`.
+    engine
+        .command(termpilot_control::Command::new("wait-for").arg("never-signalled"))
+        .await
+        .unwrap();
+    let waiting = engine.clone();
+    let pending = tokio::spawn(async move {
+        waiting
+            .command(
+                termpilot_control::Command::new("display-message")
+                    .flag("-p")
+                    .arg("x"),
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!pending.is_finished(), "the call after wait-for is pending");
+    let killed = tmux.tmux(&["kill-session", "-t", "main"]);
+    assert!(killed.status.success(), "{killed:?}");
+    let outcome = tokio::time::timeout(LIMIT, pending)
+        .await
+        .expect("the pending call ends in time")
+        .expect("the task did not panic");
+    let err = outcome.expect_err("a call pending when its session is killed fails");
+    assert!(server_pid(&tmux).is_some(), "the server still runs");
+    let message = err.to_string();
+    assert!(!message.contains("server may have exited"), "{message}");
+    assert!(message.contains("session"), "{message}");
+    assert!(matches!(err, Error::SessionEnded { .. }), "{err}");
+}
+
+/// Engines connecting at the same instant to one socket, new or already
+/// running: every one connects, they share one server, and the first
+/// session is created once. 8 at once, 20 rounds (`TERMPILOT_START_ROUNDS`
+/// sets the rounds).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engines_starting_at_once_all_connect() {
+    let rounds: usize = std::env::var("TERMPILOT_START_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20);
+    let mut failures = Vec::new();
+    for round in 0..rounds {
+        let tmux = TestTmux::new();
+        // Every other round the server already runs, with a session of its own.
+        if round % 2 == 1 {
+            let started = tmux.tmux(&["new-session", "-d", "-s", "before"]);
+            assert!(started.status.success(), "{started:?}");
+        }
+        let mut starts = tokio::task::JoinSet::new();
+        for _ in 0..8 {
+            let config = tmux.config();
+            starts.spawn(async move {
+                tokio::time::timeout(Duration::from_secs(30), Engine::connect(config)).await
+            });
+        }
+        let mut engines = Vec::new();
+        while let Some(done) = starts.join_next().await {
+            match done.expect("no panic") {
+                Ok(Ok(engine)) => engines.push(engine),
+                Ok(Err(e)) => failures.push(format!("round {round}: {e}")),
+                Err(_) => failures.push(format!("round {round}: timed out")),
+            }
+        }
+        let pid = server_pid(&tmux);
+        assert!(pid.is_some(), "round {round}: the server runs");
+        for engine in &engines {
+            assert_eq!(Some(engine.epoch()), pid, "round {round}: one server");
+            let sessions = engine.list_sessions().await.unwrap();
+            let names: Vec<&str> = sessions.iter().map(|s| s.name.as_str()).collect();
+            let expected: &[&str] = if round % 2 == 1 {
+                &["before"]
+            } else {
+                &["main"]
+            };
+            assert_eq!(names, expected, "round {round}: sessions");
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed: {failures:#?}",
+        failures.len()
+    );
+}

@@ -143,6 +143,77 @@ async fn a_program_exiting_ends_the_wait() {
     assert_eq!(report.outcome, Outcome::PaneExited);
 }
 
+/// With `remain-on-exit`, a pane whose program exited stays, dead; tmux
+/// tells control clients nothing. Waits end with `pane_exited` all the same,
+/// also when the pane is already dead when they start.
+#[tokio::test]
+async fn a_dead_pane_kept_by_remain_on_exit_ends_the_wait() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let created = engine
+        .create_session(&NewSession {
+            command: Some("sleep 1".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    let pane = created.pane;
+    engine
+        .command(
+            termpilot_control::Command::new("set-option")
+                .flag("-p")
+                .opt("-t", pane.to_string())
+                .arg("remain-on-exit")
+                .arg("on"),
+        )
+        .await
+        .unwrap();
+    let report = engine
+        .wait_for_text(pane, &wait_for("never", None, LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::PaneExited);
+    let panes = engine
+        .list_panes(&termpilot_tmux::PaneScope::All)
+        .await
+        .unwrap();
+    let kept = panes.iter().find(|p| p.id == pane).expect("the pane stays");
+    assert!(kept.dead, "{kept:?}");
+    let again = engine
+        .wait_for_text(pane, &wait_for("never", None, LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(again.outcome, Outcome::PaneExited, "already dead");
+    let idle = engine
+        .wait_for_idle(pane, Duration::from_secs(9), LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(idle.outcome, Outcome::PaneExited, "already dead");
+}
+
+/// tmux killed during a wait: the wait says the server went away, not
+/// that the pane exited.
+#[tokio::test]
+async fn the_server_dying_ends_the_wait_with_server_exited() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pid = tmux.tmux(&["display-message", "-p", "#{pid}"]);
+    let pid = String::from_utf8_lossy(&pid.stdout).trim().to_owned();
+    assert!(!pid.is_empty(), "the server runs");
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status();
+    });
+    let report = engine
+        .wait_for_text(pane, &wait_for("never", None, LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::ServerExited);
+}
+
 #[tokio::test]
 async fn dropped_output_is_reported_as_lost() {
     let tmux = TestTmux::new();
