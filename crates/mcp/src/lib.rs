@@ -10,6 +10,8 @@
 //! - `handlers`: one function per tool.
 //! - [`server`]: the rmcp `ServerHandler` and stdio serving.
 //! - [`http`]: serving over streamable HTTP, with a bearer token.
+//! - [`oversight`]: a person in the loop: scope ([`scope`]), approvals
+//!   through elicitation (`approval`) and the audit log (`audit`).
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -22,19 +24,27 @@
 //! ```
 #![deny(missing_docs)]
 
+mod approval;
+mod audit;
 mod batches;
 mod budget;
 mod catalog;
 mod handlers;
 pub mod http;
+pub mod oversight;
 pub mod params;
 mod progress;
 pub mod results;
+pub mod scope;
 pub mod server;
 pub mod toolset;
 mod validate;
 mod waits;
 
+pub use approval::Confirm;
+pub use audit::{AuditError, AuditLog};
+pub use oversight::Oversight;
+pub use scope::Scope;
 pub use server::{ServerOptions, TermpilotServer};
 pub use toolset::{Toolset, Toolsets, UnknownToolset};
 

@@ -47,6 +47,9 @@ struct ServeArgs {
     #[command(flatten)]
     server: ServerSelection,
 
+    #[command(flatten)]
+    person: server_args::PersonArgs,
+
     /// Toolsets to publish, comma-separated: read-only, input, lifecycle,
     /// destructive, or all. The destructive set (kill_*) is off by default.
     #[arg(
@@ -132,7 +135,12 @@ fn init_logging(filter: &str) -> anyhow::Result<()> {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(&args.log)?;
-    let toolsets = Toolsets::parse(&args.toolsets)?;
+    let toolsets = if args.person.read_only {
+        Toolsets::parse("read-only")?
+    } else {
+        Toolsets::parse(&args.toolsets)?
+    };
+    let oversight = args.person.oversight()?;
     anyhow::ensure!(args.journal_mb > 0, "--journal-mb must be at least 1");
     anyhow::ensure!(args.max_wait_s > 0.0, "--max-wait-s must be positive");
     if let Some(token) = &args.http_token {
@@ -163,8 +171,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         kept_output_bytes: args.kept_output_mb << 20,
         keep_outputs: args.keep_outputs,
     };
-    let server =
-        TermpilotServer::new(engine, options).context("cannot set up the kept-output directory")?;
+    let server = TermpilotServer::new(engine, options)
+        .context("cannot set up the kept-output directory")?
+        .with_oversight(oversight);
     // On SIGTERM or SIGINT stop serving and return, so the kept outputs'
     // directory is removed as on a normal end of input.
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

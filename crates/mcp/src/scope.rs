@@ -1,0 +1,219 @@
+//! Scopes: the sessions tools may see and touch (`--allow-session GLOB`).
+//!
+//! A target outside the scope gets the same not-found error as one that
+//! names nothing, so the names of other sessions do not leak; listings leave
+//! them out.
+
+use termpilot_tmux::{Engine, Error, PaneScope};
+
+/// Session name patterns; empty allows every session.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    globs: Vec<String>,
+}
+
+impl Scope {
+    /// A scope of the sessions whose names match one of `globs` (`*`, `?`
+    /// and `[...]` as in a shell); no globs: every session.
+    pub fn new(globs: Vec<String>) -> Scope {
+        Scope { globs }
+    }
+
+    /// Whether every session is allowed.
+    pub fn is_open(&self) -> bool {
+        self.globs.is_empty()
+    }
+
+    /// Whether a session of this name is in scope.
+    pub fn allows(&self, session: &str) -> bool {
+        self.is_open() || self.globs.iter().any(|g| glob_match(g, session))
+    }
+
+    /// Refuses a target outside the scope with the error a target that names
+    /// nothing gets. `kind` is "pane", "window" or "session". A target that
+    /// tmux cannot resolve is let through: the tool reports it itself.
+    pub(crate) async fn check(
+        &self,
+        engine: &Engine,
+        kind: &str,
+        target: &str,
+    ) -> Result<(), String> {
+        if self.is_open() {
+            return Ok(());
+        }
+        let panes = match kind {
+            "pane" => match engine.resolve_pane(target).await {
+                Ok(pane) => engine
+                    .list_panes(&PaneScope::All)
+                    .await
+                    .map(|all| all.into_iter().filter(|p| p.id == pane).collect()),
+                Err(_) => return Ok(()),
+            },
+            "window" => {
+                engine
+                    .list_panes(&PaneScope::Window(target.to_owned()))
+                    .await
+            }
+            _ => {
+                engine
+                    .list_panes(&PaneScope::Session(target.to_owned()))
+                    .await
+            }
+        };
+        let Ok(panes) = panes else {
+            return Ok(());
+        };
+        if panes.iter().all(|p| self.allows(&p.session_name)) {
+            return Ok(());
+        }
+        Err(not_found(kind, target))
+    }
+
+    /// Refuses to create a session whose name is outside the scope.
+    pub(crate) fn check_new_session(&self, name: Option<&str>) -> Result<(), String> {
+        match name {
+            _ if self.is_open() => Ok(()),
+            Some(name) if self.allows(name) => Ok(()),
+            Some(name) => Err(format!(
+                "session name {name:?} is outside the sessions this server may touch ({})",
+                self.globs.join(", ")
+            )),
+            None => Err(format!(
+                "give the session a `name` matching {}: this server may only touch those sessions",
+                self.globs.join(", ")
+            )),
+        }
+    }
+}
+
+/// The engine's own error for a target that names nothing.
+fn not_found(kind: &str, target: &str) -> String {
+    let (kind, hint) = match kind {
+        "pane" => ("pane", "call list_panes to see the panes"),
+        "window" => (
+            "window",
+            "call list_sessions or list_panes without arguments",
+        ),
+        _ => (
+            "session",
+            "call list_sessions or list_panes without arguments",
+        ),
+    };
+    Error::NotFound {
+        kind,
+        target: target.to_owned(),
+        hint,
+    }
+    .to_string()
+}
+
+/// Shell-style matching of a whole name: `*` any run of characters, `?` one
+/// character, `[abc]`, `[a-z]` and `[!abc]` one of a set.
+pub fn glob_match(glob: &str, name: &str) -> bool {
+    let glob: Vec<char> = glob.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    matches(&glob, &name)
+}
+
+fn matches(glob: &[char], name: &[char]) -> bool {
+    let (mut g, mut n) = (0, 0);
+    // Where the last `*` was, and the name position it has swallowed up to.
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        let step = match glob.get(g) {
+            Some('*') => {
+                star = Some((g, n));
+                g += 1;
+                continue;
+            }
+            Some('?') => Some(g + 1),
+            Some('[') => class(glob, g, name[n]),
+            Some(c) if *c == name[n] => Some(g + 1),
+            _ => None,
+        };
+        match (step, star) {
+            (Some(next), _) => {
+                g = next;
+                n += 1;
+            }
+            (None, Some((at, swallowed))) => {
+                g = at + 1;
+                n = swallowed + 1;
+                star = Some((at, swallowed + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    glob[g..].iter().all(|c| *c == '*')
+}
+
+/// Matches `c` against the class starting at `glob[at] == '['`: the index
+/// after the class when it matches. An unclosed `[` is a literal.
+fn class(glob: &[char], at: usize, c: char) -> Option<usize> {
+    let mut i = at + 1;
+    let negated = matches!(glob.get(i), Some('!' | '^'));
+    if negated {
+        i += 1;
+    }
+    let start = i;
+    let mut found = false;
+    while let Some(&g) = glob.get(i) {
+        if g == ']' && i > start {
+            return (found != negated).then_some(i + 1);
+        }
+        if glob.get(i + 1) == Some(&'-') && glob.get(i + 2).is_some_and(|e| *e != ']') {
+            found |= (g..=glob[i + 2]).contains(&c);
+            i += 3;
+        } else {
+            found |= g == c;
+            i += 1;
+        }
+    }
+    // No closing bracket: the `[` stands for itself.
+    (c == '[').then_some(at + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_whole_names() {
+        assert!(glob_match("agent-*", "agent-1"));
+        assert!(glob_match("agent-*", "agent-"));
+        assert!(!glob_match("agent-*", "my-agent-1"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a?c", "abc"));
+        assert!(!glob_match("a?c", "ac"));
+        assert!(glob_match("w[0-9]", "w7"));
+        assert!(!glob_match("w[!0-9]", "w7"));
+        assert!(glob_match("w[!0-9]", "wx"));
+        assert!(glob_match("*-*-end", "a-b-c-end"));
+        assert!(!glob_match("*-*-end", "a-end"));
+        assert!(glob_match("a[b", "a[b"));
+        assert!(!glob_match("work", "work2"));
+    }
+
+    #[test]
+    fn an_empty_scope_allows_everything() {
+        let scope = Scope::default();
+        assert!(scope.allows("anything"));
+        assert!(scope.check_new_session(None).is_ok());
+    }
+
+    #[test]
+    fn new_sessions_need_a_matching_name() {
+        let scope = Scope::new(vec!["agent-*".to_owned()]);
+        assert!(scope.check_new_session(Some("agent-1")).is_ok());
+        assert!(scope.check_new_session(Some("mine")).is_err());
+        assert!(scope.check_new_session(None).is_err());
+    }
+
+    #[test]
+    fn out_of_scope_reads_as_not_found() {
+        assert_eq!(
+            not_found("pane", "%4"),
+            "pane %4 not found; call list_panes to see the panes"
+        );
+    }
+}
