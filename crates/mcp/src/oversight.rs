@@ -67,7 +67,10 @@ pub(crate) async fn admit(
             oversight.scope.check_new_session(name)?;
         }
         for (kind, target) in targets(arguments) {
-            oversight.scope.check(&server.engine, kind, &target).await?;
+            oversight
+                .scope
+                .check(&server.engine, tool, kind, &target)
+                .await?;
         }
     }
     if oversight.confirm.is_empty() {

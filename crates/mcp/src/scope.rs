@@ -29,12 +29,14 @@ impl Scope {
         self.is_open() || self.globs.iter().any(|g| glob_match(g, session))
     }
 
-    /// Refuses a target outside the scope with the error a target that names
-    /// nothing gets. `kind` is "pane", "window" or "session". A target that
-    /// tmux cannot resolve is let through: the tool reports it itself.
+    /// Refuses a target outside the scope with the error `tool` gives a
+    /// target that names nothing. `kind` is "pane", "window" or "session". A
+    /// target that tmux cannot resolve is let through: the tool reports it
+    /// itself.
     pub(crate) async fn check(
         &self,
         engine: &Engine,
+        tool: &str,
         kind: &str,
         target: &str,
     ) -> Result<(), String> {
@@ -66,7 +68,7 @@ impl Scope {
         if panes.iter().all(|p| self.allows(&p.session_name)) {
             return Ok(());
         }
-        Err(not_found(kind, target))
+        Err(not_found(tool, kind, target))
     }
 
     /// Refuses to create a session whose name is outside the scope.
@@ -86,18 +88,21 @@ impl Scope {
     }
 }
 
-/// The engine's own error for a target that names nothing.
-fn not_found(kind: &str, target: &str) -> String {
-    let (kind, hint) = match kind {
-        "pane" => ("pane", "call list_panes to see the panes"),
-        "window" => (
-            "window",
-            "call list_sessions or list_panes without arguments",
-        ),
-        _ => (
-            "session",
-            "call list_sessions or list_panes without arguments",
-        ),
+/// The engine's own error, as `tool` reports it, for a target that names
+/// nothing.
+fn not_found(tool: &str, kind: &str, target: &str) -> String {
+    let kind = match kind {
+        "pane" => "pane",
+        "window" => "window",
+        _ => "session",
+    };
+    let hint = match (tool, kind) {
+        (_, "pane") => "call list_panes to see the panes",
+        ("create_window", _) => "call list_sessions to see the sessions",
+        ("kill_session" | "kill_window", _) => {
+            "call list_sessions or list_panes to see what exists"
+        }
+        _ => "call list_sessions or list_panes without arguments",
     };
     Error::NotFound {
         kind,
@@ -212,7 +217,7 @@ mod tests {
     #[test]
     fn out_of_scope_reads_as_not_found() {
         assert_eq!(
-            not_found("pane", "%4"),
+            not_found("capture_pane", "pane", "%4"),
             "pane %4 not found; call list_panes to see the panes"
         );
     }
