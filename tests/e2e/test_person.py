@@ -14,6 +14,7 @@ import anyio
 import mcp_types as types
 from conftest import Client, Termpilot, poll, text_of
 from test_audit import lines, run, serve
+from test_http import http_server  # noqa: F401 (a fixture)
 
 # How long a pane is watched for text that must NOT arrive.
 QUIET_S = 0.5
@@ -294,3 +295,46 @@ def test_read_only_publishes_only_the_read_only_tools(tp: Termpilot) -> None:
             assert "toolset" in message, message
 
     run(body)
+
+
+# --- over HTTP, configured through the environment -----------------------------
+
+
+def test_approvals_and_audit_over_http(http_server: Any, monkeypatch: Any, tmp_path: Path) -> None:
+    import httpx2
+    import test_http
+    from conftest import REQUEST_TIMEOUT, TEST_TIMEOUT
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    log = tmp_path / "audit.log"
+    env = dict(test_http.SERVER_ENV, TERMPILOT_AUDIT=str(log), TERMPILOT_CONFIRM="rm\\s+-rf\n^reboot")
+    monkeypatch.setattr(test_http, "SERVER_ENV", env)
+    server = http_server()
+    person = Person("decline")
+
+    async def body() -> None:
+        headers = {"Authorization": f"Bearer {server.token}"}
+        timeout = httpx2.Timeout(REQUEST_TIMEOUT, read=TEST_TIMEOUT)
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout, trust_env=False) as http:
+            async with streamable_http_client(server.url, http_client=http) as (read, write):
+                async with ClientSession(read, write, elicitation_callback=person) as session:
+                    await session.initialize()
+                    client = Client(session, (await session.list_tools()).tools)
+                    pane = await cat_pane(client, "web")
+                    message = await client.err("send_keys", {"pane": pane, "text": DANGER})
+                    assert "the person declined" in message, message
+                    message = await client.err("send_keys", {"pane": pane, "text": "reboot"})
+                    assert "the person declined" in message and "reboot" in message, message
+                    person.action = "accept"
+                    await client.ok("send_keys", {"pane": pane, "text": "reboot", "enter": False})
+                    await shows(client, pane, "reboot")
+                    await never_shows(client, pane, "nothing-here")
+                    assert len(person.questions) == 3
+
+    run(body)
+    records = [r for r in lines(log) if r["tool"] == "send_keys"]
+    assert [r["transport"] for r in records] == ["http"] * 3
+    assert [r["outcome"] for r in records] == ["error", "error", "ok"]
+    assert [r["approval"].get("answer") for r in records] == ["decline", "decline", "approve"]
+    assert "nothing-here" not in log.read_text()
