@@ -266,10 +266,27 @@ def test_sessions_outside_the_scope_are_hidden_and_refused(tp: Termpilot) -> Non
             got = await client.err("kill_window", {"window": "private:0"})
             want = await client.err("kill_window", {"window": "nosuch:0"})
             same_error(got, "private:0", want, "nosuch:0")
-            # Batches refuse it too, and type nothing anywhere.
-            operations = [{"pane": pane, "text": "in-scope"}, {"pane": hidden, "text": "leak"}]
-            result = await client.call("send_keys_batch", {"operations": operations})
-            assert result.is_error or not result.structured_content["results"][1]["ok"]
+            # In a batch, such a target fails its own operation, as a missing one does.
+            for outside, missing in [(hidden, "%9999"), ("private:0.0", "nosuch:0.0")]:
+                reports = []
+                for target in (outside, missing):
+                    operations = [{"pane": pane, "text": "in-scope"}, {"pane": target, "text": "leak"}]
+                    batch = await client.ok("send_keys_batch", {"operations": operations, "on_error": "continue"})
+                    assert [r["ok"] for r in batch["results"]] == [True, False], batch
+                    steps = [
+                        {"op": "capture_pane", "pane": target},
+                        {"op": "send_keys", "pane": target, "text": "leak"},
+                    ]
+                    run = await client.ok("run_batch", {"steps": steps, "on_error": "continue"})
+                    reports.append((batch["results"][1], run["steps"]))
+                (batch_out, steps_out), (batch_missing, steps_missing) = reports
+                assert batch_out["pane"] == outside and batch_missing["pane"] == missing
+                same_error(batch_out["error"], outside, batch_missing["error"], missing)
+                assert [s["ok"] for s in steps_out] == [s["ok"] for s in steps_missing] == [False, False]
+                for got, want in zip(steps_out, steps_missing):
+                    if "not found" not in want["error"]:
+                        want = {"error": f"pane {missing} not found; call list_panes to see the panes"}
+                    same_error(got["error"], outside, want["error"], missing)
             # The agent's own session works as usual.
             await client.ok("send_keys", {"pane": pane, "text": "echo scoped"})
 

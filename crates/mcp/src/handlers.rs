@@ -119,9 +119,9 @@ async fn list_panes(server: &TermpilotServer, params: ListPanesParams) -> Outcom
 }
 
 pub(crate) async fn pane(server: &TermpilotServer, target: &str) -> Result<PaneId, String> {
-    server
-        .engine
-        .resolve_pane(target)
+    let scope = &server.oversight.scope;
+    scope
+        .resolve_pane(&server.engine, target)
         .await
         .map_err(engine_error)
 }

@@ -33,10 +33,11 @@ const TARGET_FIELDS: [(&str, &str); 3] = [
     ("session", "session"),
 ];
 
-/// The targets a call names: its own, and its operations' or steps'.
-fn targets(arguments: &Value) -> Vec<(&'static str, String)> {
+/// The targets a call names: its own, and (`with_items`) its operations' or
+/// steps'.
+fn targets(arguments: &Value, with_items: bool) -> Vec<(&'static str, String)> {
     let mut items = vec![arguments];
-    for list in ["operations", "steps"] {
+    for list in ["operations", "steps"].into_iter().filter(|_| with_items) {
         if let Some(more) = arguments.get(list).and_then(Value::as_array) {
             items.extend(more);
         }
@@ -66,7 +67,9 @@ pub(crate) async fn admit(
             let name = arguments.get("name").and_then(Value::as_str);
             oversight.scope.check_new_session(name)?;
         }
-        for (kind, target) in targets(arguments) {
+        // A batch's own operations are checked as they resolve their panes
+        // (a pane outside fails its operation, as a missing one does).
+        for (kind, target) in targets(arguments, false) {
             oversight
                 .scope
                 .check(&server.engine, tool, kind, &target)
@@ -130,7 +133,10 @@ impl Oversight {
             client,
             transport,
             tool: tool.to_owned(),
-            targets: targets(arguments).into_iter().map(|(_, t)| t).collect(),
+            targets: targets(arguments, true)
+                .into_iter()
+                .map(|(_, t)| t)
+                .collect(),
             typed,
         })
     }
@@ -189,16 +195,19 @@ mod tests {
         let owned = |v: Vec<(&'static str, &str)>| -> Vec<(&'static str, String)> {
             v.into_iter().map(|(k, t)| (k, t.to_owned())).collect()
         };
-        assert_eq!(targets(&args), owned(vec![("pane", "%1")]));
+        assert_eq!(targets(&args, true), owned(vec![("pane", "%1")]));
         let args = json!({"session": "work", "window": "work:1"});
         assert_eq!(
-            targets(&args),
+            targets(&args, true),
             owned(vec![("window", "work:1"), ("session", "work")])
         );
         let args = json!({"steps": [{"op": "capture_pane", "pane": "%2"}, {"op": "wait_for_idle", "pane": "w:0"}]});
-        assert_eq!(targets(&args), owned(vec![("pane", "%2"), ("pane", "w:0")]));
+        assert_eq!(
+            targets(&args, true),
+            owned(vec![("pane", "%2"), ("pane", "w:0")])
+        );
         let args = json!({"operations": [{"pane": "%3", "text": "x"}]});
-        assert_eq!(targets(&args), owned(vec![("pane", "%3")]));
-        assert!(targets(&json!({})).is_empty());
+        assert_eq!(targets(&args, true), owned(vec![("pane", "%3")]));
+        assert!(targets(&json!({}), true).is_empty());
     }
 }

@@ -4,7 +4,10 @@
 //! names nothing, so the names of other sessions do not leak; listings leave
 //! them out.
 
-use termpilot_tmux::{Engine, Error, PaneScope};
+use termpilot_tmux::{Engine, Error, PaneId, PaneScope};
+
+/// What the engine tells a caller whose pane target names nothing.
+const PANE_HINT: &str = "call list_panes to see the panes";
 
 /// Session name patterns; empty allows every session.
 #[derive(Debug, Clone, Default)]
@@ -71,6 +74,28 @@ impl Scope {
         Err(not_found(tool, kind, target))
     }
 
+    /// Resolves a pane target as the engine does, except that a pane outside
+    /// the scope names nothing (the engine's not-found error).
+    pub(crate) async fn resolve_pane(
+        &self,
+        engine: &Engine,
+        target: &str,
+    ) -> Result<PaneId, Error> {
+        let pane = engine.resolve_pane(target).await?;
+        if self.is_open() {
+            return Ok(pane);
+        }
+        let panes = engine.list_panes(&PaneScope::All).await?;
+        match panes.iter().find(|p| p.id == pane) {
+            Some(info) if !self.allows(&info.session_name) => Err(Error::NotFound {
+                kind: "pane",
+                target: target.to_owned(),
+                hint: PANE_HINT,
+            }),
+            _ => Ok(pane),
+        }
+    }
+
     /// Refuses to create a session whose name is outside the scope.
     pub(crate) fn check_new_session(&self, name: Option<&str>) -> Result<(), String> {
         match name {
@@ -97,7 +122,7 @@ fn not_found(tool: &str, kind: &str, target: &str) -> String {
         _ => "session",
     };
     let hint = match (tool, kind) {
-        (_, "pane") => "call list_panes to see the panes",
+        (_, "pane") => PANE_HINT,
         ("create_window", _) => "call list_sessions to see the sessions",
         ("kill_session" | "kill_window", _) => {
             "call list_sessions or list_panes to see what exists"
