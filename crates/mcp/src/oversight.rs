@@ -3,6 +3,7 @@
 //! ([`admit`]); after it, the audit line ([`Oversight::begin`] and
 //! [`Pending::finish`]).
 
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use rmcp::RoleServer;
@@ -92,8 +93,12 @@ pub(crate) async fn admit(
     result
 }
 
-/// An audit line being made: what is known when the call starts.
+/// An audit line being made: what is known when the call starts. Dropped
+/// without [`Pending::finish`] (the call's future was dropped midway), it
+/// still writes its line, with the outcome "abandoned".
 pub(crate) struct Pending {
+    oversight: Arc<Oversight>,
+    written: bool,
     started: Instant,
     client: Option<audit::Client>,
     transport: &'static str,
@@ -105,7 +110,7 @@ pub(crate) struct Pending {
 impl Oversight {
     /// Starts the audit line of a call, when there is an audit log.
     pub(crate) fn begin(
-        &self,
+        self: &Arc<Self>,
         tool: &str,
         arguments: &Value,
         context: &RequestContext<RoleServer>,
@@ -129,6 +134,8 @@ impl Oversight {
             .map(|piece| Typed::new(&piece.pane, &piece.text, log.payloads()))
             .collect();
         Some(Pending {
+            oversight: self.clone(),
+            written: false,
             started: Instant::now(),
             client,
             transport,
@@ -160,27 +167,35 @@ impl Pending {
 
     /// Writes the call's line: its outcome (the structured result, or an
     /// error) and the person's approval.
-    pub(crate) fn finish(
-        self,
-        oversight: &Oversight,
-        result: Result<&Value, ()>,
-        approval: Approval,
-    ) {
-        let Some(log) = &oversight.audit else {
+    pub(crate) fn finish(mut self, result: Result<&Value, ()>, approval: Approval) {
+        self.write(audit::outcome(result), self.panes(result), approval);
+    }
+
+    fn write(&mut self, outcome: String, panes: Vec<String>, approval: Approval) {
+        self.written = true;
+        let Some(log) = &self.oversight.audit else {
             return;
         };
-        let panes = self.panes(result);
         log.write(&Record {
             time: audit::rfc3339(SystemTime::now()),
-            client: self.client,
+            client: self.client.take(),
             transport: self.transport,
-            tool: self.tool,
+            tool: std::mem::take(&mut self.tool),
             panes,
-            outcome: audit::outcome(result),
+            outcome,
             duration_ms: self.started.elapsed().as_millis() as u64,
             approval,
-            typed: self.typed,
+            typed: std::mem::take(&mut self.typed),
         });
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.written {
+            let panes = self.targets.clone();
+            self.write("abandoned".to_owned(), panes, Approval::default());
+        }
     }
 }
 
@@ -209,5 +224,40 @@ mod tests {
         let args = json!({"operations": [{"pane": "%3", "text": "x"}]});
         assert_eq!(targets(&args, true), owned(vec![("pane", "%3")]));
         assert!(targets(&json!({}), true).is_empty());
+    }
+
+    #[test]
+    fn a_call_dropped_midway_still_gets_its_line() {
+        let dir = std::env::temp_dir().join(format!("termpilot-pending-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temporary directory");
+        let path = dir.join("audit.log");
+        let oversight = Arc::new(Oversight {
+            audit: Some(AuditLog::open(&path, false).expect("opens")),
+            ..Oversight::default()
+        });
+        let pending = |tool: &str| Pending {
+            oversight: oversight.clone(),
+            written: false,
+            started: Instant::now(),
+            client: None,
+            transport: "stdio",
+            tool: tool.to_owned(),
+            targets: vec!["%1".to_owned()],
+            typed: Vec::new(),
+        };
+        drop(pending("wait_for_text"));
+        let result = json!({"outcome": "matched", "pane": "%1"});
+        pending("wait_for_idle").finish(Ok(&result), Approval::default());
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0]["tool"], "wait_for_text");
+        assert_eq!(lines[0]["outcome"], "abandoned");
+        assert_eq!(lines[1]["outcome"], "matched");
+        assert_eq!(lines[1]["panes"], json!(["%1"]));
+        std::fs::remove_dir_all(dir).ok();
     }
 }

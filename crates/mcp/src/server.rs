@@ -196,7 +196,6 @@ impl ServerHandler for TermpilotServer {
         if let Some(audit) = audit {
             let approval = lock(&call.approval).clone();
             audit.finish(
-                &self.oversight,
                 outcome.as_ref().map(|d| &d.structured).map_err(|_| ()),
                 approval,
             );
