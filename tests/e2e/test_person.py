@@ -355,3 +355,18 @@ def test_approvals_and_audit_over_http(http_server: Any, monkeypatch: Any, tmp_p
     assert [r["outcome"] for r in records] == ["error", "error", "ok"]
     assert [r["approval"].get("answer") for r in records] == ["decline", "decline", "approve"]
     assert "nothing-here" not in log.read_text()
+
+
+def test_an_invalid_pattern_fails_start_up(tp: Termpilot) -> None:
+    from conftest import BIN, SERVER_ENV
+
+    done = subprocess.run(
+        [BIN, "serve", "-L", tp.socket, "--confirm", "rm(", "--allow-session", "a*"],
+        env=SERVER_ENV,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    assert done.returncode != 0
+    assert "--confirm" in done.stderr and "regex" in done.stderr, done.stderr
