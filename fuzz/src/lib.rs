@@ -3,7 +3,11 @@
 //! libFuzzer through `cargo fuzz` on nightly (`fuzz_targets/`).
 #![deny(missing_docs)]
 
-use termpilot_control::{CommandError, Parser, quote, unquote};
+use termpilot_control::name::format_literal;
+use termpilot_control::{
+    CommandError, Name, NameKind, PaneTarget, Parser, SessionTarget, WindowSlot, WindowTarget,
+    escape_format, quote, unquote,
+};
 
 /// Feeds `data` to a control-mode parser whole and in chunks whose sizes are derived
 /// from the data itself, and checks that the parser never panics, that chunking does
@@ -72,6 +76,43 @@ pub fn check_terminal_cleaner(data: &[u8]) {
     };
     let sizes = chunk_sizes(data);
     assert_eq!(view(&[usize::MAX]), view(&sizes), "chunk sizes {sizes:?} changed the line view");
+}
+
+/// Parses `data` (as UTF-8, lossily) as each kind of target and as a session
+/// and a window name: never a panic; an accepted target reads back from its
+/// display form and its tmux form is never relative (an id or an `=` name
+/// first); a refusal says so; an accepted name holds nothing tmux changes; and
+/// the format escape of any text expands to exactly that text.
+pub fn check_targets(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    check_target::<PaneTarget>(&text, PaneTarget::tmux, &['%', '$', '=']);
+    check_target::<WindowTarget>(&text, WindowTarget::tmux, &['@', '$', '=']);
+    check_target::<SessionTarget>(&text, SessionTarget::tmux, &['$', '=']);
+    check_target::<WindowSlot>(&text, WindowSlot::tmux, &['$', '=']);
+    for kind in [NameKind::Session, NameKind::Window] {
+        if let Ok(name) = Name::new(kind, &text) {
+            assert!(!text.contains([':', '.', '$', '\\']), "{kind} name {text:?} accepted");
+            assert!(!text.chars().any(char::is_control), "{kind} name {text:?} accepted");
+            assert_eq!(format_literal(&name.to_format()).as_deref(), Some(&*text));
+        }
+    }
+    assert_eq!(format_literal(&escape_format(&text)).as_deref(), Some(&*text));
+}
+
+fn check_target<T>(text: &str, tmux: fn(&T) -> String, starts: &[char])
+where
+    T: std::str::FromStr<Err = termpilot_control::TargetError>,
+    T: std::fmt::Display + std::fmt::Debug + PartialEq,
+{
+    match text.parse::<T>() {
+        Ok(target) => {
+            let shown = target.to_string();
+            assert_eq!(shown.parse::<T>().as_ref(), Ok(&target), "{text:?} shown as {shown:?}");
+            let form = tmux(&target);
+            assert!(form.starts_with(starts), "{text:?} reaches tmux as {form:?}");
+        }
+        Err(error) => assert!(error.to_string().contains(" is refused: "), "{error}"),
+    }
 }
 
 /// Chunk sizes from 1 to 16, taken from the data's first bytes so that the fuzzer

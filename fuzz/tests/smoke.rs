@@ -2,7 +2,8 @@
 //! prefix of them, and on pseudo-random inputs built from control-mode fragments.
 
 use termpilot_fuzz::{
-    check_control_parser, check_key_names, check_quote_roundtrip, check_terminal_cleaner,
+    check_control_parser, check_key_names, check_quote_roundtrip, check_targets,
+    check_terminal_cleaner,
 };
 
 const FIXTURES: [&[u8]; 2] = [
@@ -101,3 +102,31 @@ fn terminal_streams_pass_the_cleaner_check() {
         check_terminal_cleaner(&random_stream(seed));
     }
 }
+
+#[test]
+fn targets_and_names_pass_the_target_check() {
+    for text in [
+        "%3", "@2", "$1", "work", "work:1.0", "$1:@2.3", "work:editor.0", "work:5", "#h",
+        "#(touch x)", "", ".", ":", "-t", "-a", "+", "-", "{next}", "main:^", "main:$", "=main",
+        "~", "!", "main:0.+", "a:b", "a.b", "a$b", "a\\b", "a\tb", "12", "main:2147483648.0",
+        "pts/3", "é:日本.1", "w#{session_id}", "##", "#",
+    ] {
+        check_targets(text.as_bytes());
+    }
+    for seed in 1..2000 {
+        check_targets(&random_stream(seed));
+    }
+    let mut state = 7u64;
+    for _ in 0..2000 {
+        let text: String = (0..(next(&mut state) % 12))
+            .map(|_| TARGET_CHARS[next(&mut state) as usize % TARGET_CHARS.len()])
+            .collect();
+        check_targets(text.as_bytes());
+    }
+}
+
+/// Characters with a meaning in targets, names or formats, and a few without.
+const TARGET_CHARS: [char; 24] = [
+    '%', '@', '$', ':', '.', '=', '+', '-', '{', '}', '^', '!', '~', '#', '(', ')', '\\', '0',
+    '7', 'a', 'w', ' ', '\t', 'é',
+];

@@ -25,7 +25,17 @@ from jsonschema.validators import validator_for
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-BIN = os.environ.get("TERMPILOT_BIN", "/work/main/target/debug/termpilot")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _default_bin() -> str:
+    """The debug binary in cargo's target directory (CARGO_TARGET_DIR or the
+    repository's own `target`); scripts/test sets TERMPILOT_BIN exactly."""
+    target = os.environ.get("CARGO_TARGET_DIR") or str(REPO / "target")
+    return str(Path(target, "debug", "termpilot"))
+
+
+BIN = os.environ.get("TERMPILOT_BIN") or _default_bin()
 
 # Bounds on every wait. A test as a whole gets TEST_TIMEOUT; one request gets
 # REQUEST_TIMEOUT, so a server that stops answering fails fast instead of hanging.

@@ -3,12 +3,29 @@ official MCP Python SDK, against a private tmux server per test."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import json
+import os
+import queue
+import subprocess
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CURSOR_RE, PANE_RE, PROMPT, SHELL_ENV, Client, Termpilot, poll, text_of
+from conftest import (
+    BIN,
+    CURSOR_RE,
+    PANE_RE,
+    PROMPT,
+    REQUEST_TIMEOUT,
+    SERVER_ENV,
+    SHELL_ENV,
+    Client,
+    Termpilot,
+    poll,
+    text_of,
+)
 from mcp.shared.exceptions import MCPError
 
 READ_ONLY = {
@@ -296,25 +313,20 @@ async def oversized_text_message_is_short(client: Client) -> None:
 
 
 async def unknown_tool(client: Client) -> None:
-    try:
-        result = await client.call("no_such_tool", {})
-    except MCPError as error:
-        message = str(error)
-    else:
-        assert result.is_error, result
-        message = text_of(result)
-    assert "no_such_tool" in message, message
+    # An unknown tool is a protocol error (invalid params), not a tool result.
+    with pytest.raises(MCPError) as raised:
+        await client.call("no_such_tool", {})
+    assert raised.value.code == -32602, raised.value
+    assert "unknown tool: no_such_tool" in raised.value.message, raised.value
 
 
 async def destructive_tool_when_off(client: Client) -> None:
-    try:
-        result = await client.call("kill_session", {"session": "main"})
-    except MCPError as error:
-        message = str(error)
-    else:
-        assert result.is_error, f"kill_session ran with the destructive toolset off: {result}"
-        message = text_of(result)
-    assert "kill_session" in message, message
+    # Not published, so unknown to this client, with a hint how to enable it.
+    with pytest.raises(MCPError) as raised:
+        await client.call("kill_session", {"session": "main"})
+    assert raised.value.code == -32602, raised.value
+    message = raised.value.message
+    assert "kill_session" in message and "--toolsets" in message, message
     assert "main" in await client.session_names(), "kill_session killed 'main' while disabled"
 
 
@@ -431,3 +443,138 @@ def test_every_tool_result_matches_its_output_schema(tp: Termpilot) -> None:
         assert in_session["panes"] and all(p["session_name"] == "main" for p in in_session["panes"])
 
     tp.run(body, toolsets="all")
+
+
+# --- raw JSON-RPC: what a client that is not the SDK may send ------------------
+
+INITIALIZE_2025 = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+# 2026-07-28: no initialize; every request names its version and capabilities.
+META_2026 = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+class RawStdio:
+    """`termpilot serve` on pipes, for lines the SDK would never send."""
+
+    def __init__(self, tp: Termpilot) -> None:
+        env = dict(SERVER_ENV, PATH=os.environ["PATH"])
+        self.process = subprocess.Popen(
+            [BIN, "serve", "-L", tp.socket],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(tp.log_path, "ab"),
+            env=env,
+        )
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def send(self, line: bytes | dict[str, Any]) -> None:
+        data = json.dumps(line).encode() if isinstance(line, dict) else line
+        assert self.process.stdin is not None
+        self.process.stdin.write(data + b"\n")
+        self.process.stdin.flush()
+
+    def receive(self, timeout: float = REQUEST_TIMEOUT) -> dict[str, Any]:
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no reply within {timeout}s") from None
+        assert line is not None, f"the server closed stdout (exit {self.process.poll()})"
+        return json.loads(line)
+
+    def ask(self, line: bytes | dict[str, Any]) -> dict[str, Any]:
+        self.send(line)
+        return self.receive()
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
+
+
+@pytest.fixture
+def raw(tp: Termpilot) -> Iterator[RawStdio]:
+    server = RawStdio(tp)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def error_of(reply: dict[str, Any]) -> tuple[Any, int]:
+    assert reply.get("jsonrpc") == "2.0" and "error" in reply, reply
+    return reply["id"], reply["error"]["code"]
+
+
+def test_malformed_messages_get_json_rpc_errors_and_the_server_keeps_serving(raw: RawStdio) -> None:
+    assert raw.ask(INITIALIZE_2025)["result"]["protocolVersion"] == "2025-11-25"
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    # Not JSON, not UTF-8, nested beyond any parser's limit: parse errors, id null.
+    assert error_of(raw.ask(b'{"jsonrpc":')) == (None, -32700)
+    assert error_of(raw.ask(b'{"jsonrpc":"2.0","id":1,"method":"\xff"}')) == (None, -32700)
+    assert error_of(raw.ask(b"[" * 100_000)) == (None, -32700)
+    assert error_of(raw.ask(b'{"a":' * 100_000)) == (None, -32700)
+    # JSON but not a request: invalid request, with the id when it can be read.
+    assert error_of(raw.ask(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":5}')) == (7, -32600)
+    assert error_of(raw.ask(b'{"id":"x","method":"tools/list"}')) == ("x", -32600)
+    assert error_of(raw.ask(b'[{"jsonrpc":"2.0","id":8,"method":"ping"}]')) == (None, -32600)
+    # A known method with parameters of the wrong shape: invalid params.
+    bad_arguments = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "list_sessions", "arguments": []}}
+    assert error_of(raw.ask(bad_arguments)) == (9, -32602)
+    reply = raw.ask({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "list_sessions", "arguments": {}}})
+    assert reply["id"] == 10 and not reply["result"]["isError"], reply
+
+
+def test_a_parse_error_before_initialize_does_not_end_the_server(raw: RawStdio) -> None:
+    assert error_of(raw.ask(b"not json")) == (None, -32700)
+    assert raw.ask(INITIALIZE_2025)["id"] == 0
+
+
+def test_a_request_id_still_in_flight_is_refused_not_lost(raw: RawStdio) -> None:
+    raw.ask(INITIALIZE_2025)
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    wait = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "wait_for_channel", "arguments": {"channel": "never", "timeout_s": 2}},
+    }
+    raw.send(wait)
+    # The same id again while the wait runs: refused at once, with that id.
+    again = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "list_sessions", "arguments": {}}}
+    assert error_of(raw.ask(again)) == (5, -32600)
+    # The first request still gets its own answer, and the id is free again after it.
+    first = raw.receive()
+    assert first["id"] == 5 and "result" in first, first
+    assert raw.ask(again)["result"]["structuredContent"]["sessions"], "list_sessions after the wait"
+
+
+def test_protocol_2026_07_28_needs_no_initialize_over_stdio(raw: RawStdio) -> None:
+    listed = raw.ask({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META_2026}})
+    assert "list_panes" in {tool["name"] for tool in listed["result"]["tools"]}, listed
+    called = raw.ask(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "list_sessions", "arguments": {}, "_meta": META_2026},
+        }
+    )
+    assert called["result"]["structuredContent"]["sessions"][0]["name"] == "main", called

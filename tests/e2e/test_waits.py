@@ -16,6 +16,7 @@ import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -34,7 +35,7 @@ from conftest import (
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-TMUX_CONFIG = "/work/main/crates/tmux/tests/support/tmux.conf"
+TMUX_CONFIG = str(Path(__file__).resolve().parents[2] / "crates/tmux/tests/support/tmux.conf")
 BASH_ENV = SERVER_ENV | {"SHELL": "/bin/bash"}
 PROMPT = "tp-prompt$ "
 # (arrival time, progress token) of one progress notification.

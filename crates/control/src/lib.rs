@@ -11,6 +11,9 @@
 //!   reach tmux byte for byte, whatever they contain.
 //! - [`PaneId`], [`WindowId`] and [`SessionId`] (in [`ids`]) keep tmux's `%3`, `@1`
 //!   and `$0` strings out of the rest of the program.
+//! - [`PaneTarget`], [`WindowTarget`] and [`SessionTarget`] (in [`target`]) accept only
+//!   targets that name one thing outright, and [`Name`] (in [`name`]) only names tmux
+//!   stores unchanged; [`escape_format`] keeps caller text out of tmux's formats.
 //!
 //! Everything is bytes in, values out, so the engine that owns the tmux process can
 //! be tested without tmux, and the parser can be fuzzed.
@@ -35,11 +38,17 @@ pub mod command;
 pub mod event;
 mod guard;
 pub mod ids;
+pub mod name;
 mod notification;
 pub mod output;
 pub mod parser;
+pub mod target;
 
 pub use command::{Command, CommandError, quote, unquote};
 pub use event::{Event, Notification, Reply};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
+pub use name::{Name, NameError, NameKind, escape_format};
 pub use parser::Parser;
+pub use target::{
+    PaneTarget, SessionTarget, TargetError, TargetKind, WindowRef, WindowSlot, WindowTarget,
+};

@@ -20,7 +20,8 @@ enum Effect {
     Writes,
     /// Destroys something.
     Destroys,
-    /// Runs arbitrary commands: anything can happen.
+    /// Runs arbitrary commands (typed input, or a new pane's `command`):
+    /// anything can happen.
     Runs,
 }
 
@@ -235,10 +236,13 @@ pub(crate) const SPECS: &[Spec] = &[
         name: "create_session",
         title: "Create a session",
         description: "Create a new tmux session (detached, sized `width`x`height`) running a \
-            shell or `command`, and return its first pane's id. Use it to get a fresh terminal; \
-            to add a terminal beside existing ones use create_window or split_pane.",
+            shell or `command` (run as given: it can do anything a shell can), and return its \
+            first pane's id. Use it to get a fresh terminal; to add a terminal beside existing \
+            ones use create_window or split_pane. The name is kept exactly as given; names \
+            with : . $ \\ or control characters, or starting with - + = ~ ! ^ { @ %, are \
+            refused.",
         toolset: Toolset::Lifecycle,
-        effect: Effect::Writes,
+        effect: Effect::Runs,
         input: input::<CreateSessionParams>,
         output: output::<CreatedEntry>,
     },
@@ -246,10 +250,10 @@ pub(crate) const SPECS: &[Spec] = &[
         name: "create_window",
         title: "Create a window",
         description: "Add a window to a session without switching to it, running a shell or \
-            `command`, and return its pane id. Use it for a separate full-size terminal in the \
-            same session; use split_pane to see two programs side by side.",
+            `command` (run as given), and return its pane id. Use it for a separate full-size \
+            terminal in the same session; use split_pane to see two programs side by side.",
         toolset: Toolset::Lifecycle,
-        effect: Effect::Writes,
+        effect: Effect::Runs,
         input: input::<CreateWindowParams>,
         output: output::<CreatedEntry>,
     },
@@ -258,9 +262,10 @@ pub(crate) const SPECS: &[Spec] = &[
         title: "Split a pane",
         description: "Split a pane in two and return the new pane's id; the new pane goes \
             right, left, below or above. The existing pane shrinks, so programs in it see a \
-            resize. Prefer create_window when the programs need not be seen together.",
+            resize. Prefer create_window when the programs need not be seen together. \
+            `command` runs as given.",
         toolset: Toolset::Lifecycle,
-        effect: Effect::Writes,
+        effect: Effect::Runs,
         input: input::<SplitPaneParams>,
         output: output::<CreatedEntry>,
     },
@@ -323,4 +328,35 @@ pub(crate) fn enabled(toolsets: &Toolsets) -> Vec<&'static Spec> {
 /// Looks a tool up by name among all tools, enabled or not.
 pub(crate) fn find(name: &str) -> Option<&'static Spec> {
     SPECS.iter().find(|spec| spec.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_that_run_a_command_say_so() {
+        for spec in SPECS {
+            let tool = spec.tool();
+            let runs_command = tool
+                .input_schema
+                .get("properties")
+                .and_then(|p| p.get("command"))
+                .is_some();
+            let annotations = tool.annotations.expect("every tool has annotations");
+            if runs_command {
+                assert_eq!(annotations.open_world_hint, Some(true), "{}", spec.name);
+                assert_eq!(annotations.destructive_hint, Some(true), "{}", spec.name);
+            }
+        }
+        for name in [
+            "create_session",
+            "create_window",
+            "split_pane",
+            "run_command",
+        ] {
+            let annotations = find(name).unwrap().tool().annotations.unwrap();
+            assert_eq!(annotations.open_world_hint, Some(true), "{name}");
+        }
+    }
 }

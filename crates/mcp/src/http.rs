@@ -5,25 +5,45 @@
 //! carry the bearer token, and the `Host` and `Origin` headers are checked so
 //! that a web page the user visits cannot reach the server through the
 //! browser (DNS rebinding, cross-site requests). Requests without an
-//! `Origin` header (MCP clients, not browsers) need only the token.
+//! `Origin` header (MCP clients, not browsers) need only the token; a
+//! request naming `Host` or `Origin` twice is refused.
+//!
+//! Both protocol generations are served on the same path: clients that start
+//! with `initialize` get an HTTP session (`Mcp-Session-Id`, 2025-11-25 and
+//! before), and requests carrying `MCP-Protocol-Version: 2026-07-28` stand
+//! alone, without a session (their answer is plain JSON when no progress
+//! notification comes first).
+//!
+//! Resources are bounded ([`HttpLimits`]): connections, HTTP sessions (a new
+//! one over the cap is refused with 503, never evicting another), the time
+//! to send a request's headers, and the idle time after which a session is
+//! closed. Every request body is checked as in [`crate::jsonrpc`], and a
+//! request id still in flight in its session is refused.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
 use crate::TermpilotServer;
+use crate::jsonrpc::{self, Refusal};
 
 /// The path MCP is served on.
 pub const MCP_PATH: &str = "/mcp";
@@ -33,6 +53,12 @@ const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// Browser origins always accepted in the `Origin` header (any port).
 const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+/// The largest request body accepted, in bytes.
+const MAX_BODY_BYTES: usize = crate::stdio::MAX_MESSAGE_BYTES;
+
+/// The header naming a request's HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// How the HTTP transport is reached and guarded.
 #[derive(Debug, Clone)]
@@ -46,6 +72,35 @@ pub struct HttpOptions {
     /// Browser origins accepted besides the loopback ones, such as
     /// `https://app.example.com:443`; `:*` matches any port.
     pub allowed_origins: Vec<String>,
+    /// Caps and timeouts.
+    pub limits: HttpLimits,
+}
+
+/// The resources HTTP clients may hold.
+#[derive(Debug, Clone)]
+pub struct HttpLimits {
+    /// The most HTTP sessions open at once; an `initialize` over the cap gets
+    /// 503 Service Unavailable with a JSON-RPC error.
+    pub max_sessions: usize,
+    /// The most connections open at once; one over the cap gets 503 and is
+    /// closed.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers (also the
+    /// longest an idle keep-alive connection stays open).
+    pub header_timeout: Duration,
+    /// A session with no traffic for this long is closed.
+    pub session_idle: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_sessions: 64,
+            max_connections: 256,
+            header_timeout: Duration::from_secs(10),
+            session_idle: Duration::from_secs(300),
+        }
+    }
 }
 
 /// Serves MCP on `listener` at [`MCP_PATH`] until `shutdown` is cancelled.
@@ -56,13 +111,9 @@ pub async fn serve_http(
     options: HttpOptions,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let mcp = mcp_service(
-        server,
-        options.allowed_hosts,
-        options.allowed_origins,
-        &shutdown,
-    );
-    let token: Arc<str> = options.token.into();
+    let limits = options.limits.clone();
+    let gate = Arc::new(Gate::new(server, options, &shutdown));
+    let connections = Arc::new(Semaphore::new(limits.max_connections));
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -75,10 +126,21 @@ pub async fn serve_http(
             },
             () = shutdown.cancelled() => return Ok(()),
         };
-        let (mcp, token) = (mcp.clone(), token.clone());
-        let service =
-            hyper::service::service_fn(move |request| guarded(mcp.clone(), token.clone(), request));
+        // Small answers go out at once instead of waiting for an ACK of the
+        // previous segment (Nagle's algorithm): 40 ms saved per call.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
+        }
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            tracing::debug!(%peer, max = limits.max_connections, "too many HTTP connections");
+            tokio::spawn(turn_away(stream));
+            continue;
+        };
+        let gate = gate.clone();
+        let service = hyper::service::service_fn(move |request| gate.clone().handle(request));
         let connection = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_timeout)
             .serve_connection(TokioIo::new(stream), service);
         let shutdown = shutdown.clone();
         tokio::spawn(async move {
@@ -88,56 +150,242 @@ pub async fn serve_http(
                 },
                 () = shutdown.cancelled() => {}
             }
+            drop(permit);
         });
     }
 }
 
-type Mcp = StreamableHttpService<TermpilotServer, LocalSessionManager>;
-
-/// rmcp's streamable HTTP service over clones of `server`, with the `Host`
-/// and `Origin` checks.
-fn mcp_service(
-    server: TermpilotServer,
-    allowed_hosts: Vec<String>,
-    allowed_origins: Vec<String>,
-    shutdown: &CancellationToken,
-) -> Mcp {
-    let hosts = LOOPBACK_HOSTS
-        .into_iter()
-        .map(String::from)
-        .chain(allowed_hosts);
-    let origins = LOOPBACK_ORIGINS
-        .into_iter()
-        .map(String::from)
-        .chain(allowed_origins);
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
-        .with_cancellation_token(shutdown.child_token());
-    StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    )
+/// Answers a connection over the cap with 503 and closes it.
+async fn turn_away(mut stream: tokio::net::TcpStream) {
+    let body = "termpilot: too many HTTP connections; retry later\n";
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Content-Length: {}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let written = tokio::time::timeout(Duration::from_secs(1), async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await
+    });
+    let _ = written.await;
 }
 
-/// One request: refused without the token, else answered by MCP.
-async fn guarded(
-    mut mcp: Mcp,
-    token: Arc<str>,
-    request: Request<Incoming>,
-) -> Result<Response<BoxBody>, Infallible> {
-    if let Some(refusal) = refuse(&request, &token) {
-        return Ok(refusal);
+type Mcp = StreamableHttpService<TermpilotServer, LocalSessionManager>;
+
+/// Ids of requests in flight, by session: (session id, request id as JSON).
+type InFlight = Arc<Mutex<HashSet<(String, String)>>>;
+
+/// Everything a request passes through before rmcp answers it.
+struct Gate {
+    mcp: Mcp,
+    sessions: Arc<LocalSessionManager>,
+    token: Box<str>,
+    max_sessions: usize,
+    /// Held while a session is created, so the cap holds under concurrency.
+    creating: tokio::sync::Mutex<()>,
+    in_flight: InFlight,
+}
+
+impl Gate {
+    fn new(server: TermpilotServer, options: HttpOptions, shutdown: &CancellationToken) -> Gate {
+        let hosts = LOOPBACK_HOSTS
+            .into_iter()
+            .map(String::from)
+            .chain(options.allowed_hosts);
+        let origins = LOOPBACK_ORIGINS
+            .into_iter()
+            .map(String::from)
+            .chain(options.allowed_origins);
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(hosts)
+            .with_allowed_origins(origins)
+            .with_max_request_body_bytes(MAX_BODY_BYTES)
+            // Stateless (2026-07-28) answers as one JSON body when they can.
+            .with_json_response(true)
+            .with_cancellation_token(shutdown.child_token());
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(options.limits.session_idle);
+        let sessions = Arc::new(sessions);
+        Gate {
+            mcp: StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config),
+            sessions,
+            token: options.token.into(),
+            max_sessions: options.limits.max_sessions,
+            creating: tokio::sync::Mutex::new(()),
+            in_flight: Arc::default(),
+        }
     }
-    let deleting = request.method() == Method::DELETE;
-    let mut response = mcp.call(request).await?;
-    // The session is closed by the time rmcp answers a DELETE with 202
-    // Accepted; clients expect 200 or 204 for that.
-    if deleting && response.status() == StatusCode::ACCEPTED {
-        *response.status_mut() = StatusCode::NO_CONTENT;
+
+    /// One request: refused without the token, else checked and answered by
+    /// MCP.
+    async fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+    ) -> Result<Response<BoxBody>, Infallible> {
+        if let Some(refusal) = refuse(&request, &self.token) {
+            return Ok(refusal);
+        }
+        if request.method() != Method::POST {
+            let deleting = request.method() == Method::DELETE;
+            let mut request = request;
+            resume_after_last_event(request.headers_mut());
+            let mut response = self.mcp.clone().call(request).await?;
+            // The session is closed by the time rmcp answers a DELETE with
+            // 202 Accepted; clients expect 200 or 204 for that.
+            if deleting && response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
+            return Ok(response);
+        }
+        let (parts, body) = request.into_parts();
+        let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(error) => {
+                let too_large = error.is::<http_body_util::LengthLimitError>();
+                let (status, text) = if too_large {
+                    (
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("a request body may be at most {MAX_BODY_BYTES} bytes\n"),
+                    )
+                } else {
+                    (
+                        StatusCode::BAD_REQUEST,
+                        format!("cannot read the request body: {error}\n"),
+                    )
+                };
+                return Ok(plain(status, text));
+            }
+        };
+        let message = match jsonrpc::check(&body) {
+            Ok(message) => message,
+            Err(refusal) => return Ok(json_error(StatusCode::BAD_REQUEST, &refusal)),
+        };
+        let session = parts
+            .headers
+            .get(SESSION_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let request = Request::from_parts(parts, Full::new(body));
+        let Some(session) = session else {
+            if is_initialize(&message) {
+                return Ok(self.open_session(request, &message).await);
+            }
+            // A stateless request (2026-07-28) stands alone.
+            return self.mcp.clone().call(request).await;
+        };
+        if let Some(id) = jsonrpc::cancelled_id(&message) {
+            // A cancelled request may get no answer: its id is free again.
+            lock(&self.in_flight).remove(&(session.clone(), id.to_string()));
+        }
+        let Some(id) = jsonrpc::request_id(&message) else {
+            return self.mcp.clone().call(request).await;
+        };
+        let key = (session, id.to_string());
+        if !lock(&self.in_flight).insert(key.clone()) {
+            return Ok(json_error(StatusCode::BAD_REQUEST, &jsonrpc::duplicate(id)));
+        }
+        let response = self.mcp.clone().call(request).await?;
+        // The id stays taken until the answer has been sent (or the client
+        // has gone): the body holds the key and frees it when dropped.
+        let release = Release {
+            in_flight: self.in_flight.clone(),
+            key,
+        };
+        Ok(response.map(|body| {
+            body.map_frame(move |frame| {
+                let _held = &release;
+                frame
+            })
+            .boxed()
+        }))
     }
-    Ok(response)
+
+    /// An `initialize` without a session: a new session, unless the cap is
+    /// reached.
+    async fn open_session(
+        &self,
+        request: Request<Full<Bytes>>,
+        message: &ClientJsonRpcMessage,
+    ) -> Response<BoxBody> {
+        let _creating = self.creating.lock().await;
+        let open = self.sessions.sessions.read().await.len();
+        if open >= self.max_sessions {
+            tracing::debug!(open, max = self.max_sessions, "HTTP session cap reached");
+            let refusal = Refusal {
+                id: jsonrpc::request_id(message).unwrap_or(Value::Null),
+                code: SERVER_BUSY,
+                message: format!(
+                    "too many HTTP sessions ({open}, the most this server keeps; \
+                     --http-max-sessions): end one with DELETE, or wait for an idle one to \
+                     expire; requests with MCP-Protocol-Version 2026-07-28 need no session"
+                ),
+            };
+            let mut response = json_error(StatusCode::SERVICE_UNAVAILABLE, &refusal);
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, "5".parse().expect("a valid header"));
+            return response;
+        }
+        match self.mcp.clone().call(request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        }
+    }
+}
+
+/// The JSON-RPC error code of a refusal for lack of room (implementation
+/// defined, in the server error range).
+const SERVER_BUSY: i32 = -32000;
+
+/// Frees a request id when the response carrying its answer is dropped.
+struct Release {
+    in_flight: InFlight,
+    key: (String, String),
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        lock(&self.in_flight).remove(&self.key);
+    }
+}
+
+/// rmcp 3.9 replays a resumed stream from the event the client names in
+/// `Last-Event-ID`, which the client has already seen (a second copy of a
+/// progress notification, or of an answer, confuses clients). The header is
+/// rewritten to name the event after it, so the replay starts with the first
+/// event the client missed.
+fn resume_after_last_event(headers: &mut hyper::HeaderMap) {
+    let next = headers
+        .get(LAST_EVENT_ID)
+        .and_then(|value| value.to_str().ok())
+        .and_then(next_event_id);
+    if let Some(next) = next.and_then(|id| hyper::header::HeaderValue::from_str(&id).ok()) {
+        headers.insert(LAST_EVENT_ID, next);
+    }
+}
+
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The id of the event after `id` in rmcp's `INDEX[/REQUEST]` form.
+fn next_event_id(id: &str) -> Option<String> {
+    let (index, request) = match id.split_once('/') {
+        Some((index, request)) => (index, Some(request)),
+        None => (id, None),
+    };
+    let next = index.parse::<usize>().ok()?.checked_add(1)?;
+    Some(match request {
+        Some(request) => format!("{next}/{request}"),
+        None => next.to_string(),
+    })
+}
+
+fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
+    in_flight.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, ClientJsonRpcMessage::Request(request)
+        if matches!(request.request, ClientRequest::InitializeRequest(_)))
 }
 
 /// Binds `address` for [`serve_http`], saying which address failed.
@@ -155,6 +403,15 @@ fn refuse<B>(request: &Request<B>, token: &str) -> Option<Response<BoxBody>> {
             StatusCode::NOT_FOUND,
             format!("termpilot serves MCP at {MCP_PATH}\n"),
         ));
+    }
+    // Which of two values would be checked depends on the reader: refuse both.
+    for name in [HOST, ORIGIN] {
+        if request.headers().get_all(&name).iter().nth(1).is_some() {
+            return Some(plain(
+                StatusCode::BAD_REQUEST,
+                format!("the {name} header may appear only once\n"),
+            ));
+        }
     }
     let presented = request
         .headers()
@@ -180,6 +437,17 @@ fn refuse<B>(request: &Request<B>, token: &str) -> Option<Response<BoxBody>> {
 
 type BoxBody = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
+/// A JSON-RPC error as an HTTP answer.
+fn json_error(status: StatusCode, refusal: &Refusal) -> Response<BoxBody> {
+    let mut response = Response::new(Full::new(Bytes::from(refusal.to_json())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        "application/json".parse().expect("a valid header"),
+    );
+    response
+}
+
 fn plain(status: StatusCode, text: String) -> Response<BoxBody> {
     let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
     *response.status_mut() = status;
@@ -198,6 +466,36 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeated_host_or_origin_header_is_refused() {
+        for (name, first, second) in [
+            (HOST, "127.0.0.1", "evil.example"),
+            (HOST, "127.0.0.1", "127.0.0.1"),
+            (ORIGIN, "http://localhost:1", "https://evil.example"),
+        ] {
+            let request = Request::builder()
+                .uri("/mcp")
+                .header(AUTHORIZATION, "Bearer t")
+                .header(&name, first)
+                .header(&name, second)
+                .body(())
+                .unwrap();
+            let status = refuse(&request, "t").map(|r| r.status());
+            assert_eq!(
+                status,
+                Some(StatusCode::BAD_REQUEST),
+                "{name}: {first}, {second}"
+            );
+        }
+        let once = Request::builder()
+            .uri("/mcp")
+            .header(AUTHORIZATION, "Bearer t")
+            .header(HOST, "127.0.0.1")
+            .body(())
+            .unwrap();
+        assert!(refuse(&once, "t").is_none());
+    }
 
     fn request(path: &str, authorization: Option<&str>) -> Request<()> {
         let mut builder = Request::builder().uri(path);
@@ -228,6 +526,18 @@ mod tests {
             status(request("/other", Some("Bearer s3cret"))),
             Some(StatusCode::NOT_FOUND)
         );
+    }
+
+    #[test]
+    fn a_resumed_stream_starts_after_the_last_event_seen() {
+        assert_eq!(next_event_id("1/3").as_deref(), Some("2/3"));
+        assert_eq!(next_event_id("0").as_deref(), Some("1"));
+        assert_eq!(next_event_id("x/3"), None);
+        assert_eq!(next_event_id(""), None);
+        let mut headers = hyper::HeaderMap::new();
+        headers.insert(LAST_EVENT_ID, "4/7".parse().unwrap());
+        resume_after_last_event(&mut headers);
+        assert_eq!(headers[LAST_EVENT_ID], "5/7");
     }
 
     #[test]

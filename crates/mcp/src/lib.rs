@@ -8,8 +8,10 @@
 //!   comments become the published schemas).
 //! - `validate`: arguments checked against the published schemas.
 //! - `handlers`: one function per tool.
-//! - [`server`]: the rmcp `ServerHandler` and stdio serving.
-//! - [`http`]: serving over streamable HTTP, with a bearer token.
+//! - [`server`]: the rmcp `ServerHandler`.
+//! - `jsonrpc`: every incoming message checked, malformed ones answered.
+//! - `stdio`: serving over stdin/stdout, one message per line.
+//! - [`http`]: serving over streamable HTTP, with a bearer token and limits.
 //! - [`oversight`]: a person in the loop: scope ([`scope`]), approvals
 //!   through elicitation (`approval`) and the audit log (`audit`).
 //!
@@ -31,12 +33,14 @@ mod budget;
 mod catalog;
 mod handlers;
 pub mod http;
+mod jsonrpc;
 pub mod oversight;
 pub mod params;
 mod progress;
 pub mod results;
 pub mod scope;
 pub mod server;
+mod stdio;
 pub mod toolset;
 mod validate;
 mod waits;
@@ -49,12 +53,19 @@ pub use server::{ServerOptions, TermpilotServer};
 pub use toolset::{Toolset, Toolsets, UnknownToolset};
 
 /// Serves MCP over stdin/stdout until the client closes the connection.
+///
+/// Both protocol generations are served: a client that starts with
+/// `initialize` (2025-11-25 and before), and one that sends each request
+/// with its protocol version in `_meta` (2026-07-28, no `initialize`).
 pub async fn serve_stdio(server: TermpilotServer) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt;
+    let (transport, writing) = stdio::LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;
+    // The last replies are written before returning.
+    let _ = writing.await;
     Ok(())
 }

@@ -27,10 +27,11 @@ pub struct NoParams {}
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListPanesParams {
-    /// Only panes of this session (a name such as "work" or an id such as "$1").
+    /// Only panes of this session: its exact name, such as "work", or its id, such as "$1".
     #[schemars(length(min = 1, max = 256))]
     pub session: Option<String>,
-    /// Only panes of this window (a target such as "work:1" or an id such as "@3").
+    /// Only panes of this window: session:window, such as "work:1" (window by index, id or
+    /// exact name), or its id, such as "@3".
     #[schemars(length(min = 1, max = 256))]
     pub window: Option<String>,
 }
@@ -39,7 +40,9 @@ pub struct ListPanesParams {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSessionParams {
-    /// Session name; tmux picks one ("0", "1", ...) when absent. Must be unique.
+    /// Session name, kept exactly as given; tmux picks one ("0", "1", ...) when absent. Must be
+    /// unique. Refused: : . $ \ and control characters, and a first character among - + = ~
+    /// ! ^ { @ % (tmux would change the name, or read it as target syntax).
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
     /// Shell command to run instead of an interactive shell; the pane closes when it exits.
@@ -62,10 +65,11 @@ pub struct CreateSessionParams {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateWindowParams {
-    /// Session to add the window to (name or id such as "$1"); "work:5" picks index 5.
+    /// Session to add the window to: its exact name or id such as "$1"; "work:5" picks index 5.
     #[schemars(length(min = 1, max = 256))]
     pub session: String,
-    /// Window name.
+    /// Window name, kept exactly as given; refused as for session names, and a number (even
+    /// after spaces), which would read as a window index.
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
     /// Shell command to run instead of an interactive shell.
@@ -120,7 +124,7 @@ pub struct SplitPaneParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillSessionParams {
-    /// Session to kill (name or id such as "$1").
+    /// Session to kill: its exact name, such as "work", or its id, such as "$1".
     #[schemars(length(min = 1, max = 256))]
     pub session: String,
 }
@@ -129,7 +133,7 @@ pub struct KillSessionParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillWindowParams {
-    /// Window to kill (a target such as "work:1" or an id such as "@3").
+    /// Window to kill: session:window, such as "work:1", or its id, such as "@3".
     #[schemars(length(min = 1, max = 256))]
     pub window: String,
 }
@@ -138,7 +142,7 @@ pub struct KillWindowParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillPaneParams {
-    /// Pane to kill: a pane id such as "%3" or a target such as "work:1.0".
+    /// Pane to kill: a pane id such as "%3" or session:window.pane such as "work:1.0".
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
 }

@@ -4,7 +4,12 @@
 //! names nothing, so the names of other sessions do not leak; listings leave
 //! them out.
 
+use termpilot_control::{PaneTarget, SessionTarget, WindowTarget};
 use termpilot_tmux::{Engine, Error, PaneId, PaneScope};
+
+/// What the engine tells a caller whose target names a session that does
+/// not exist.
+const SESSION_HINT: &str = "call list_sessions to see the sessions";
 
 /// What the engine tells a caller whose pane target names nothing.
 const PANE_HINT: &str = "call list_panes to see the panes";
@@ -46,6 +51,9 @@ impl Scope {
         if self.is_open() {
             return Ok(());
         }
+        if let Some(error) = self.hidden_name(kind, target) {
+            return Err(error.to_string());
+        }
         let panes = match kind {
             "pane" => match engine.resolve_pane(target).await {
                 Ok(pane) => engine
@@ -81,6 +89,9 @@ impl Scope {
         engine: &Engine,
         target: &str,
     ) -> Result<PaneId, Error> {
+        if let Some(error) = self.hidden_name("pane", target) {
+            return Err(error);
+        }
         let pane = engine.resolve_pane(target).await?;
         if self.is_open() {
             return Ok(pane);
@@ -94,6 +105,33 @@ impl Scope {
             }),
             _ => Ok(pane),
         }
+    }
+
+    /// The engine's error for a session name that does not exist, when
+    /// `target` (of this kind) names an out-of-scope session by name.
+    fn hidden_name(&self, kind: &str, target: &str) -> Option<Error> {
+        if self.is_open() {
+            return None;
+        }
+        let session = match kind {
+            "pane" => match target.parse::<PaneTarget>().ok()? {
+                PaneTarget::In { session, .. } => session,
+                _ => return None,
+            },
+            "window" => match target.parse::<WindowTarget>().ok()? {
+                WindowTarget::In { session, .. } => session,
+                _ => return None,
+            },
+            _ => target.parse::<SessionTarget>().ok()?,
+        };
+        let SessionTarget::Name(name) = session else {
+            return None;
+        };
+        (!self.allows(name.as_str())).then(|| Error::NotFound {
+            kind: "session",
+            target: name.to_string(),
+            hint: SESSION_HINT,
+        })
     }
 
     /// Refuses to create a session whose name is outside the scope.
@@ -244,6 +282,25 @@ mod tests {
         assert_eq!(
             not_found("capture_pane", "pane", "%4"),
             "pane %4 not found; call list_panes to see the panes"
+        );
+    }
+
+    #[test]
+    fn a_target_naming_an_outside_session_reads_as_a_missing_session() {
+        let scope = Scope::new(vec!["agent-*".to_owned()]);
+        let hidden = |kind, target| scope.hidden_name(kind, target).map(|e| e.to_string());
+        let missing = "session private not found; call list_sessions to see the sessions";
+        assert_eq!(hidden("pane", "private:0.0").as_deref(), Some(missing));
+        assert_eq!(hidden("window", "private:1").as_deref(), Some(missing));
+        assert_eq!(hidden("session", "private").as_deref(), Some(missing));
+        assert_eq!(hidden("pane", "agent-1:0.0"), None);
+        // Ids are checked against the pane list instead.
+        assert_eq!(hidden("pane", "%3"), None);
+        assert_eq!(
+            Scope::default()
+                .hidden_name("pane", "private:0.0")
+                .map(|_| ()),
+            None
         );
     }
 }

@@ -124,19 +124,31 @@ impl TermpilotServer {
         .to_string()
     }
 
-    async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> Result<Done, String> {
+    /// Checks that `name` is a tool this server publishes: anything else is
+    /// a protocol error (invalid params), not a tool result.
+    fn published(&self, name: &str) -> Result<(), McpError> {
         let Some(spec) = catalog::find(name) else {
-            return Err(format!(
-                "unknown tool {name:?}; call tools/list to see the tools"
+            return Err(McpError::invalid_params(
+                format!("unknown tool: {name} (tools/list shows the tools)"),
+                None,
             ));
         };
         if !self.options.toolsets.contains(spec.toolset) {
-            return Err(format!(
-                "tool {name} is in the {} toolset, which this server does not enable; \
-                 start termpilot with --toolsets {},{}",
-                spec.toolset, self.options.toolsets, spec.toolset
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown tool: {name} (it is in the {} toolset, which this server does not \
+                     enable; start termpilot with --toolsets {},{})",
+                    spec.toolset, self.options.toolsets, spec.toolset
+                ),
+                None,
             ));
         }
+        Ok(())
+    }
+
+    /// Runs a published tool: invalid arguments and failures are tool
+    /// errors (`isError` results), which the model can read and act on.
+    async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> Result<Done, String> {
         self.validators.check(name, &arguments)?;
         oversight::admit(self, name, &arguments, call).await?;
         handlers::dispatch(self, name, arguments, call).await
@@ -181,6 +193,7 @@ impl ServerHandler for TermpilotServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        self.published(&request.name)?;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let started = std::time::Instant::now();
         let audit = self.oversight.begin(&request.name, &arguments, &context);

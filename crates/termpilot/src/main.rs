@@ -117,6 +117,9 @@ struct ServeArgs {
     #[arg(long = "http-allow-origin", value_name = "ORIGIN")]
     http_allowed_origins: Vec<String>,
 
+    #[command(flatten)]
+    http_limits: server_args::HttpLimitArgs,
+
     /// Log filter for stderr, e.g. "info" or "termpilot_tmux=debug".
     #[arg(long, env = "TERMPILOT_LOG", default_value = "warn")]
     log: String,
@@ -143,6 +146,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let oversight = args.person.oversight()?;
     anyhow::ensure!(args.journal_mb > 0, "--journal-mb must be at least 1");
     anyhow::ensure!(args.max_wait_s > 0.0, "--max-wait-s must be positive");
+    let http_limits = args.http_limits.limits()?;
     if let Some(token) = &args.http_token {
         // A blank token would let anyone in.
         anyhow::ensure!(
@@ -187,6 +191,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             token: args.http_token.clone().unwrap_or_else(random_token),
             allowed_hosts: args.http_allowed_hosts,
             allowed_origins: args.http_allowed_origins,
+            limits: http_limits,
         };
         announce_http(&listener, &options, args.http_token.is_none())?;
         http::serve_http(server, listener, options, shutdown.clone()).await

@@ -1,10 +1,12 @@
 //! Which tmux server a command talks to: the options `serve`, `run` and
-//! `attach` share.
+//! `attach` share; and the limits of `serve --http`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
+use termpilot_mcp::http::HttpLimits;
 use termpilot_tmux::config::DEFAULT_SOCKET_NAME;
 use termpilot_tmux::{EngineConfig, Socket};
 
@@ -118,6 +120,79 @@ impl PersonArgs {
             audit,
             confirm,
             scope: termpilot_mcp::Scope::new(self.allow_sessions.clone()),
+        })
+    }
+}
+
+/// Caps and timeouts of `serve --http`.
+#[derive(Debug, Clone, Args)]
+pub struct HttpLimitArgs {
+    /// The most HTTP sessions open at once (one per client that sent
+    /// initialize); an initialize over the cap gets 503 with a JSON-RPC error,
+    /// no session is evicted. Requests with MCP-Protocol-Version 2026-07-28
+    /// need no session.
+    #[arg(
+        long,
+        env = "TERMPILOT_HTTP_MAX_SESSIONS",
+        value_name = "N",
+        default_value_t = 64
+    )]
+    pub http_max_sessions: usize,
+
+    /// The most HTTP connections open at once; one over the cap gets 503 and
+    /// is closed.
+    #[arg(
+        long,
+        env = "TERMPILOT_HTTP_MAX_CONNECTIONS",
+        value_name = "N",
+        default_value_t = 256
+    )]
+    pub http_max_connections: usize,
+
+    /// Seconds a client may take to send a request's headers; also how long
+    /// an idle keep-alive connection stays open.
+    #[arg(
+        long,
+        env = "TERMPILOT_HTTP_HEADER_TIMEOUT_S",
+        value_name = "SECONDS",
+        default_value_t = 10.0
+    )]
+    pub http_header_timeout_s: f64,
+
+    /// Seconds after which an HTTP session without traffic is closed (its
+    /// client must initialize again; panes and cursors are not affected).
+    #[arg(
+        long,
+        env = "TERMPILOT_HTTP_SESSION_IDLE_S",
+        value_name = "SECONDS",
+        default_value_t = 300.0
+    )]
+    pub http_session_idle_s: f64,
+}
+
+impl HttpLimitArgs {
+    /// The limits, checked.
+    pub fn limits(&self) -> anyhow::Result<HttpLimits> {
+        anyhow::ensure!(
+            self.http_max_sessions > 0,
+            "--http-max-sessions must be at least 1"
+        );
+        anyhow::ensure!(
+            self.http_max_connections > 0,
+            "--http-max-connections must be at least 1"
+        );
+        let seconds = |value: f64, flag: &str| {
+            anyhow::ensure!(
+                value.is_finite() && value > 0.0,
+                "{flag} must be a positive number of seconds"
+            );
+            Ok(Duration::from_secs_f64(value))
+        };
+        Ok(HttpLimits {
+            max_sessions: self.http_max_sessions,
+            max_connections: self.http_max_connections,
+            header_timeout: seconds(self.http_header_timeout_s, "--http-header-timeout-s")?,
+            session_idle: seconds(self.http_session_idle_s, "--http-session-idle-s")?,
         })
     }
 }

@@ -13,6 +13,7 @@
 //! - `engine`: tracking sessions, routing commands, reconnecting.
 //! - `panes`: the pane journals and which client owns each pane's output.
 //! - `ops`: the typed operations the MCP tools call.
+//! - `targets`: caller target strings to panes, windows and sessions; name checks.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), termpilot_tmux::Error> {
@@ -37,6 +38,7 @@ mod ops;
 mod panes;
 pub mod person;
 mod shell;
+mod targets;
 mod wait;
 
 pub use batch::{BatchOp, Keystrokes, OpReport, OpStatus};

@@ -2,11 +2,15 @@
 
 use std::ffi::OsString;
 
-use termpilot_control::{Command, PaneId, SessionId, WindowId};
+use termpilot_control::{
+    Command, NameKind, PaneId, SessionId, SessionTarget, WindowId, WindowSlot, WindowTarget,
+    escape_format,
+};
 
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::{Record, fields};
+use crate::targets::{checked_name, invalid, refuse_nul_in_spawn};
 
 /// A tmux session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,16 +74,18 @@ pub struct PaneInfo {
 pub enum PaneScope {
     /// Every pane of every session.
     All,
-    /// The panes of one session (any session target).
+    /// The panes of one session: its id (`$1`) or exact name.
     Session(String),
-    /// The panes of one window (any window target).
+    /// The panes of one window: its id (`@2`) or `session:window`.
     Window(String),
 }
 
 /// Options for a new session.
 #[derive(Debug, Clone, Default)]
 pub struct NewSession {
-    /// Session name; tmux picks one when absent.
+    /// Session name; tmux picks one when absent. Names tmux would change
+    /// or could not tell from target syntax are refused (see
+    /// [`termpilot_control::Name`]).
     pub name: Option<String>,
     /// Shell command to run instead of the default shell.
     pub command: Option<String>,
@@ -96,10 +102,11 @@ pub struct NewSession {
 /// Options for a new window.
 #[derive(Debug, Clone, Default)]
 pub struct NewWindow {
-    /// The session to add the window to (any session target; a window
-    /// target such as `work:5` picks the index).
+    /// The session to add the window to: its id (`$1`) or exact name,
+    /// optionally with the new window's index (`work:5`).
     pub target: String,
-    /// Window name.
+    /// Window name, checked as for a session name; a number (even after
+    /// spaces) is refused, as it would read as an index.
     pub name: Option<String>,
     /// Shell command to run instead of the default shell.
     pub command: Option<String>,
@@ -125,7 +132,7 @@ pub enum SplitDirection {
 /// Options for splitting a pane.
 #[derive(Debug, Clone)]
 pub struct Split {
-    /// The pane to split (any pane target).
+    /// The pane to split: its id (`%3`) or `session:window.pane`.
     pub target: String,
     /// Where the new pane goes.
     pub direction: SplitDirection,
@@ -241,6 +248,7 @@ const CREATED_FIELDS: &[&str] = &[
     "pane_id",
     "window_index",
     "session_name",
+    "window_name",
 ];
 
 impl Engine {
@@ -288,8 +296,14 @@ impl Engine {
         let command = Command::new("list-panes").opt("-F", fields(PANE_FIELDS));
         let command = match scope {
             PaneScope::All => command.flag("-a"),
-            PaneScope::Session(target) => command.flag("-s").opt("-t", &*exact(target, true)),
-            PaneScope::Window(target) => command.opt("-t", &*exact(target, false)),
+            PaneScope::Session(target) => {
+                let session = self.pin_session(&target.parse().map_err(invalid)?).await?;
+                command.flag("-s").opt("-t", session.tmux())
+            }
+            PaneScope::Window(target) => {
+                let window = self.pin_window(target.parse().map_err(invalid)?).await?;
+                command.opt("-t", window.tmux())
+            }
         };
         let reply = self.command(command).await.map_err(|e| match (e, scope) {
             (Error::Command { message, .. }, PaneScope::Session(t) | PaneScope::Window(t))
@@ -314,45 +328,14 @@ impl Engine {
             .collect()
     }
 
-    /// Resolves any pane target (`%3`, `work:1.0`, ...) to a pane id.
-    pub async fn resolve_pane(&self, target: &str) -> Result<PaneId> {
-        if let Ok(pane) = target.parse::<PaneId>() {
-            return Ok(pane);
-        }
-        // display-message falls back to the session's current pane when the
-        // window or pane part of a target names nothing ("work:9.4" would be
-        // some other pane); capture-pane refuses such a target, so its answer
-        // decides. One line of the screen is the cheapest capture. Both go in
-        // one write.
-        let exact = exact(target, false);
-        let check = Command::new("capture-pane")
-            .flag("-p")
-            .opt("-t", &*exact)
-            .opt("-S", "0")
-            .opt("-E", "0");
-        let id = Command::new("display-message")
-            .flag("-p")
-            .opt("-t", &*exact)
-            .arg("#{pane_id}");
-        let client = self.primary().await?;
-        let mut answers = client
-            .call_many(vec![call(check, None)?, call(id, None)?])
-            .await
-            .into_iter();
-        let mut next = || {
-            let answer = answers.next().expect("one answer per call")?;
-            ok_reply(answer).map_err(|e| not_found_pane(e, target))
-        };
-        next()?;
-        next()?.text().trim().parse().map_err(|_| Error::NotFound {
-            kind: "pane",
-            target: target.to_owned(),
-            hint: "call list_panes to see the panes",
-        })
-    }
-
     /// Creates a session with a control client attached from its start.
     pub async fn create_session(&self, options: &NewSession) -> Result<Created> {
+        let name = checked_name(NameKind::Session, options.name.as_deref())?;
+        refuse_nul_in_spawn(
+            options.cwd.as_deref(),
+            &options.env,
+            options.command.as_deref(),
+        )?;
         let (dw, dh) = self.config().default_size;
         let mut args: Vec<OsString> = vec![
             "new-session".into(),
@@ -366,11 +349,12 @@ impl Engine {
             "-y".into(),
             options.height.unwrap_or(dh).to_string().into(),
         ];
-        if let Some(name) = &options.name {
-            args.extend(["-s".into(), name.into()]);
+        // tmux expands formats in both: `#(cmd)` would run a command.
+        if let Some(name) = &name {
+            args.extend(["-s".into(), name.to_format().into()]);
         }
         if let Some(cwd) = &options.cwd {
-            args.extend(["-c".into(), cwd.into()]);
+            args.extend(["-c".into(), escape_format(cwd).into()]);
         }
         for (key, value) in &options.env {
             args.extend(["-e".into(), format!("{key}={value}").into()]);
@@ -379,29 +363,36 @@ impl Engine {
             args.extend(["--".into(), command.into()]);
         }
         let first = self.spawn_session(args).await?;
-        created(&first.text())
+        let (made, _) = created(&first.text())?;
+        if let Some(name) = name.filter(|name| name.as_str() != made.session_name) {
+            self.kill_session(&made.session.to_string()).await?;
+            return Err(renamed(
+                NameKind::Session,
+                name.as_str(),
+                &made.session_name,
+            ));
+        }
+        Ok(made)
     }
 
     /// Adds a window to a session, without selecting it.
     pub async fn create_window(&self, options: &NewWindow) -> Result<Created> {
-        let target = if options.target.contains(':') {
-            exact(&options.target, false).into_owned()
-        } else {
-            // A session: a window target ending in its colon.
-            let exact = exact(&options.target, true).into_owned();
-            if exact.ends_with(':') {
-                exact
-            } else {
-                format!("{exact}:")
-            }
-        };
+        let slot: WindowSlot = options.target.parse().map_err(invalid)?;
+        let name = checked_name(NameKind::Window, options.name.as_deref())?;
+        refuse_nul_in_spawn(
+            options.cwd.as_deref(),
+            &options.env,
+            options.command.as_deref(),
+        )?;
+        let slot = self.pin_slot(slot).await?;
         let mut command = Command::new("new-window")
             .flag("-d")
             .flag("-P")
             .opt("-F", fields(CREATED_FIELDS))
-            .opt("-t", &target);
-        if let Some(name) = &options.name {
-            command = command.opt("-n", name);
+            .opt("-t", slot.tmux());
+        if let Some(name) = &name {
+            // tmux expands formats in a window name.
+            command = command.opt("-n", name.to_format());
         }
         command = with_spawn_options(command, &options.cwd, &options.env, &options.command);
         let reply = self.command(command).await.map_err(|e| match e {
@@ -412,11 +403,21 @@ impl Engine {
             },
             other => other,
         })?;
-        created(&reply.text())
+        let (made, stored) = created(&reply.text())?;
+        if let Some(name) = name.filter(|name| name.as_str() != stored) {
+            self.kill_window(&made.window.to_string()).await?;
+            return Err(renamed(NameKind::Window, name.as_str(), &stored));
+        }
+        Ok(made)
     }
 
     /// Splits a pane, without selecting the new one.
     pub async fn split_pane(&self, options: &Split) -> Result<Created> {
+        refuse_nul_in_spawn(
+            options.cwd.as_deref(),
+            &options.env,
+            options.command.as_deref(),
+        )?;
         let pane = self.resolve_pane(&options.target).await?;
         let mut command = Command::new("split-window")
             .flag("-d")
@@ -437,14 +438,17 @@ impl Engine {
             .command(command)
             .await
             .map_err(|e| not_found_pane(e, &options.target))?;
-        created(&reply.text())
+        Ok(created(&reply.text())?.0)
     }
 
-    /// Kills a session, unless termpilot runs in one of its panes.
+    /// Kills a session (its id `$1` or exact name), unless termpilot runs in
+    /// one of its panes.
     pub async fn kill_session(&self, target: &str) -> Result<Killed> {
+        let session: SessionTarget = target.parse().map_err(invalid)?;
+        let session = self.pin_session(&session).await?;
         let listing = Command::new("list-panes")
             .flag("-s")
-            .opt("-t", &*exact(target, true))
+            .opt("-t", session.tmux())
             .opt("-F", fields(&["session_id", "window_id", "pane_id"]));
         let killed = self.doomed(listing, target, "session").await?;
         self.refuse_own(&killed, "kill")?;
@@ -455,10 +459,13 @@ impl Engine {
         Ok(killed)
     }
 
-    /// Kills a window, unless termpilot runs in one of its panes.
+    /// Kills a window (its id `@2` or `session:window`), unless termpilot
+    /// runs in one of its panes.
     pub async fn kill_window(&self, target: &str) -> Result<Killed> {
+        let window: WindowTarget = target.parse().map_err(invalid)?;
+        let window = self.pin_window(window).await?;
         let listing = Command::new("list-panes")
-            .opt("-t", &*exact(target, false))
+            .opt("-t", window.tmux())
             .opt("-F", fields(&["session_id", "window_id", "pane_id"]));
         let killed = self.doomed(listing, target, "window").await?;
         self.refuse_own(&killed, "kill")?;
@@ -473,7 +480,8 @@ impl Engine {
         Ok(killed)
     }
 
-    /// Kills a pane, unless termpilot runs in it.
+    /// Kills a pane (its id `%3` or `session:window.pane`), unless termpilot
+    /// runs in it.
     pub async fn kill_pane(&self, target: &str) -> Result<Killed> {
         let pane = self.resolve_pane(target).await?;
         let reply = self
@@ -731,6 +739,9 @@ pub(crate) fn paste_commands(
     commands
 }
 
+/// Adds a new pane's directory, environment and command. The directory is
+/// format escaped (tmux expands formats in `-c`); the environment and the
+/// command are not expanded by tmux.
 fn with_spawn_options(
     mut command: Command,
     cwd: &Option<String>,
@@ -738,7 +749,7 @@ fn with_spawn_options(
     shell_command: &Option<String>,
 ) -> Command {
     if let Some(cwd) = cwd {
-        command = command.opt("-c", cwd);
+        command = command.opt("-c", escape_format(cwd));
     }
     for (key, value) in env {
         command = command.opt("-e", format!("{key}={value}"));
@@ -749,16 +760,29 @@ fn with_spawn_options(
     command
 }
 
-fn created(text: &str) -> Result<Created> {
+/// What a create command printed: the new objects, and the window's name
+/// as tmux stored it.
+fn created(text: &str) -> Result<(Created, String)> {
     let line = text.lines().next().unwrap_or_default();
     let record = Record::new("new", line);
-    Ok(Created {
+    let made = Created {
         session: record.parse(0)?,
         window: record.parse(1)?,
         pane: record.parse(2)?,
         window_index: record.parse(3)?,
         session_name: record.str(4).to_owned(),
-    })
+    };
+    Ok((made, record.str(5).to_owned()))
+}
+
+/// The error for a name tmux stored differently from how it was given: a
+/// safety net behind [`termpilot_control::Name`]'s rules, for characters the
+/// C library of tmux's host does not know (tmux escapes those).
+fn renamed(kind: NameKind, asked: &str, stored: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "{kind} name {asked:?} is refused: tmux would store it as {stored:?}; use letters, \
+         digits, spaces and common punctuation"
+    ))
 }
 
 fn pane_info(line: &str) -> Result<PaneInfo> {
@@ -783,25 +807,4 @@ fn pane_info(line: &str) -> Result<PaneInfo> {
         cwd: record.str(17).to_owned(),
         held_by: Some(record.str(18).to_owned()).filter(|h| !h.is_empty()),
     })
-}
-
-/// `target` with its session name matched exactly: tmux otherwise takes a
-/// name as a prefix or pattern ("web" finds "web-old"), which for an agent
-/// means acting on a session it did not name. Applies to a target that names
-/// a session (`session_only`, which also gets the colon that makes tmux
-/// read it as a session) or has a `session:` part; ids (`$1`, `@2`, `%3`),
-/// targets already exact (`=`) and tmux's special forms are kept.
-fn exact(target: &str, session_only: bool) -> std::borrow::Cow<'_, str> {
-    let plain_name = !target.starts_with(['=', '$', '@', '%', ':', '{', '!', '~', '+', '-', '.']);
-    if !plain_name || target.is_empty() {
-        return std::borrow::Cow::Borrowed(target);
-    }
-    if target.contains(':') {
-        std::borrow::Cow::Owned(format!("={target}"))
-    } else if session_only {
-        // Without the colon, `=NAME` would be looked up as a window first.
-        std::borrow::Cow::Owned(format!("={target}:"))
-    } else {
-        std::borrow::Cow::Borrowed(target)
-    }
 }

@@ -276,7 +276,7 @@ async fn missing_targets_are_clear_errors() {
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     // A window or pane that is not there in a session that is: never some
     // other pane of that session.
-    for target in ["main:9", "main:0.7", "main:nowindow"] {
+    for target in ["main:9.0", "main:0.7", "main:nowindow.0"] {
         let err = engine.resolve_pane(target).await.unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{target}: {err}");
         let err = engine.kill_pane(target).await.unwrap_err();

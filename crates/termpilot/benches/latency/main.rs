@@ -6,7 +6,8 @@
 //! 1. A command round trip through the engine vs the same command as a
 //!    `tmux` subprocess.
 //! 2. MCP `tools/call` latency over stdio with the real binary vs one `tmux`
-//!    subprocess per call.
+//!    subprocess per call; the same calls over streamable HTTP (a session,
+//!    and stateless 2026-07-28 requests), with their ratio to stdio.
 //! 3. Process start to an answered `tools/list`, with the tmux server running
 //!    and without.
 //! 4. Wake-up lag: a line printed in a pane to the `wait_for_text` result
@@ -25,6 +26,7 @@
 
 mod batch_cost;
 mod flood;
+mod http_client;
 mod mcp_client;
 mod report;
 mod server;
@@ -39,6 +41,7 @@ use serde_json::{Value, json};
 use termpilot_control::Command;
 use termpilot_tmux::{Engine, EngineConfig, Socket};
 
+use crate::http_client::{HttpClient, Mode};
 use crate::mcp_client::McpClient;
 use crate::report::{Report, Section};
 use crate::server::{ConfigDir, PrivateServer, clean_up_on_interrupt};
@@ -74,19 +77,12 @@ fn main() -> anyhow::Result<()> {
         Box::new(config.guard()),
     ]);
     let mut report = Report::new(context(&server, &plain)?);
-    report.push(round_trips(&server)?);
-    report.push(mcp_calls(&server)?);
-    // Before the sessions of parts 4-6 exist: termpilot's start-up time grows
-    // with the number of sessions it finds.
-    report.push(startup(&server)?);
-    // Part 3 leaves the server killed and restarted by termpilot; the
-    // sessions that follow are created anew either way.
-    if !server.is_running() {
-        server.launch()?;
+    let measured = measure(&mut report, &server, &plain);
+    if measured.is_err() {
+        // The figures measured before a failing part are still worth seeing.
+        print!("{}", report.table());
     }
-    report.push(wake_lag::wake_lag(&server)?);
-    report.push(flood::flood(&server, &plain)?);
-    report.push(batch_cost::batch_cost(&server)?);
+    measured?;
     print!("{}", report.table());
     let target = Path::new(TERMPILOT)
         .ancestors()
@@ -94,6 +90,28 @@ fn main() -> anyhow::Result<()> {
         .context("the binary is not in target/<profile>/")?;
     let path = report.write_json(target)?;
     println!("JSON written to {}", path.display());
+    Ok(())
+}
+
+/// Runs parts 1 to 6 in order, adding each section to `report`.
+fn measure(
+    report: &mut Report,
+    server: &PrivateServer,
+    plain: &PrivateServer,
+) -> anyhow::Result<()> {
+    report.push(round_trips(server)?);
+    report.push(mcp_calls(server)?);
+    // Before the sessions of parts 4-6 exist: termpilot's start-up time grows
+    // with the number of sessions it finds.
+    report.push(startup(server)?);
+    // Part 3 leaves the server killed and restarted by termpilot; the
+    // sessions that follow are created anew either way.
+    if !server.is_running() {
+        server.launch()?;
+    }
+    report.push(wake_lag::wake_lag(server)?);
+    report.push(flood::flood(server, plain)?);
+    report.push(batch_cost::batch_cost(server)?);
     Ok(())
 }
 
@@ -229,6 +247,10 @@ struct ToolTimes {
     list_panes: Summary,
     send_keys: Summary,
     capture_pane: Summary,
+    /// `ping` over HTTP in a session: what the HTTP transport alone costs.
+    http_ping: Summary,
+    http_list_panes: Summary,
+    stateless_list_panes: Summary,
 }
 
 fn mcp_calls(server: &PrivateServer) -> anyhow::Result<Section> {
@@ -257,6 +279,21 @@ fn mcp_calls(server: &PrivateServer) -> anyhow::Result<Section> {
                 tools.capture_pane,
             )
             .row(
+                "mcp_http_ping",
+                "HTTP session: ping (transport only, no tmux)",
+                tools.http_ping,
+            )
+            .row(
+                "mcp_http_list_panes",
+                "HTTP session: list_panes",
+                tools.http_list_panes,
+            )
+            .row(
+                "mcp_http_stateless_list_panes",
+                "HTTP stateless (2026-07-28): list_panes",
+                tools.stateless_list_panes,
+            )
+            .row(
                 "subprocess_list_panes",
                 "baseline: tmux list-panes -a subprocess",
                 baseline,
@@ -276,7 +313,19 @@ fn mcp_calls(server: &PrivateServer) -> anyhow::Result<Section> {
                 "capture_pane vs one tmux subprocess per call",
                 vs(&tools.capture_pane),
             )
-            .note("ratios are times faster, by median")
+            .ratio(
+                "http_vs_stdio_list_panes",
+                "HTTP session list_panes / stdio list_panes (target <= 2)",
+                tools.list_panes.times_faster_than(&tools.http_list_panes),
+            )
+            .ratio(
+                "stateless_vs_stdio_list_panes",
+                "HTTP stateless list_panes / stdio list_panes (target <= 2)",
+                tools
+                    .list_panes
+                    .times_faster_than(&tools.stateless_list_panes),
+            )
+            .note("ratios are times faster, by median, except the HTTP / stdio ones (times slower)")
             .note(
                 "context, not measured here: existing tmux MCP servers spawn 2-12 tmux \
              processes per call, 9-15 ms a call (DESIGN.md section 1)",
@@ -295,17 +344,58 @@ async fn time_tools(server: &PrivateServer) -> anyhow::Result<ToolTimes> {
     );
     let keys = json!({ "pane": pane, "text": "x", "enter": false });
     let capture = json!({ "pane": pane });
-    let times = ToolTimes {
-        ping: time_async(MCP_WARMUP, MCP_CALLS, async || {
+    let ping = time_async(MCP_WARMUP, MCP_CALLS, async || {
+        client.request("ping", json!({})).await.map(drop)
+    })
+    .await?;
+    let list_panes = time_tool(&mut client, "list_panes", json!({})).await?;
+    let send_keys = time_tool(&mut client, "send_keys", keys).await?;
+    let capture_pane = time_tool(&mut client, "capture_pane", capture).await?;
+    client.close().await?;
+    let (http_ping, http_list_panes) = time_http(server, Mode::Session, &pane).await?;
+    let http_ping = http_ping.context("a session times ping")?;
+    let (_, stateless_list_panes) = time_http(server, Mode::Stateless, &pane).await?;
+    Ok(ToolTimes {
+        ping,
+        list_panes,
+        send_keys,
+        capture_pane,
+        http_ping,
+        http_list_panes,
+        stateless_list_panes,
+    })
+}
+
+/// `ping` (in a session: 2026-07-28 has no `ping`) and `list_panes` over
+/// HTTP, on one keep-alive connection.
+async fn time_http(
+    server: &PrivateServer,
+    mode: Mode,
+    pane: &str,
+) -> anyhow::Result<(Option<Summary>, Summary)> {
+    let mut client =
+        HttpClient::spawn(Path::new(TERMPILOT), server.name(), server.config(), mode).await?;
+    client.initialize().await?;
+    let listed = client.call_tool("list_panes", json!({})).await?;
+    ensure!(
+        listed.to_string().contains(pane),
+        "list_panes over HTTP does not show {pane}: {listed}"
+    );
+    let ping = if mode == Mode::Session {
+        let ping = time_async(MCP_WARMUP, MCP_CALLS, async || {
             client.request("ping", json!({})).await.map(drop)
         })
-        .await?,
-        list_panes: time_tool(&mut client, "list_panes", json!({})).await?,
-        send_keys: time_tool(&mut client, "send_keys", keys).await?,
-        capture_pane: time_tool(&mut client, "capture_pane", capture).await?,
+        .await?;
+        Some(ping)
+    } else {
+        None
     };
+    let list_panes = time_async(MCP_WARMUP, MCP_CALLS, async || {
+        client.call_tool("list_panes", json!({})).await.map(drop)
+    })
+    .await?;
     client.close().await?;
-    Ok(times)
+    Ok((ping, list_panes))
 }
 
 /// Creates a session running `cat > /dev/null`, a pane that can take any
