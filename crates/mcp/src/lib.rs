@@ -50,6 +50,10 @@ pub use audit::{AuditError, AuditLog};
 pub use oversight::Oversight;
 pub use scope::Scope;
 pub use server::{ServerOptions, TermpilotServer};
+
+/// The server's instructions, sent once in `initialize`: the rules every tool
+/// shares (targets, cursors, budgets, timeouts).
+pub const INSTRUCTIONS: &str = catalog::INSTRUCTIONS;
 pub use toolset::{Toolset, Toolsets, UnknownToolset};
 
 /// Serves MCP over stdin/stdout until the client closes the connection.

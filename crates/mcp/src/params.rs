@@ -2,9 +2,10 @@
 //! published in each tool's `inputSchema` and enforced at run time by
 //! validating the arguments against that same schema (see `validate`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 
 /// Longest pane, window or session target accepted.
@@ -27,11 +28,10 @@ pub struct NoParams {}
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListPanesParams {
-    /// Only panes of this session: its exact name, such as "work", or its id, such as "$1".
+    /// Only this session's panes (exact name or id).
     #[schemars(length(min = 1, max = 256))]
     pub session: Option<String>,
-    /// Only panes of this window: session:window, such as "work:1" (window by index, id or
-    /// exact name), or its id, such as "@3".
+    /// Only this window's panes ("work:1" or id "@3").
     #[schemars(length(min = 1, max = 256))]
     pub window: Option<String>,
 }
@@ -40,23 +40,22 @@ pub struct ListPanesParams {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSessionParams {
-    /// Session name, kept exactly as given; tmux picks one ("0", "1", ...) when absent. Must be
-    /// unique. Refused: : . $ \ and control characters, and a first character among - + = ~
-    /// ! ^ { @ % (tmux would change the name, or read it as target syntax).
+    /// Unique name, kept exactly (default: tmux picks one). Refused: : . $ \ and control
+    /// characters, and a first character among - + = ~ ! ^ { @ %.
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
-    /// Shell command to run instead of an interactive shell; the pane closes when it exits.
+    /// Run this instead of a shell; the pane closes when it exits.
     #[schemars(length(min = 1, max = 16384))]
     pub command: Option<String>,
-    /// Working directory (absolute path).
+    /// Working directory (absolute).
     #[schemars(length(min = 1, max = 4096))]
     pub cwd: Option<String>,
-    /// Environment variables for the session, e.g. {"RUST_LOG": "debug"}.
+    /// Environment variables.
     pub env: Option<BTreeMap<String, String>>,
-    /// Width in cells (default 160).
+    /// Columns (default 160).
     #[schemars(range(min = 10, max = 1000))]
     pub width: Option<u16>,
-    /// Height in cells (default 48).
+    /// Rows (default 48).
     #[schemars(range(min = 5, max = 500))]
     pub height: Option<u16>,
 }
@@ -65,20 +64,20 @@ pub struct CreateSessionParams {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateWindowParams {
-    /// Session to add the window to: its exact name or id such as "$1"; "work:5" picks index 5.
+    /// Session name or id; "work:5" picks window index 5.
     #[schemars(length(min = 1, max = 256))]
     pub session: String,
     /// Window name, kept exactly as given; refused as for session names, and a number (even
     /// after spaces), which would read as a window index.
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
-    /// Shell command to run instead of an interactive shell.
+    /// Run this instead of a shell; the pane closes when it exits.
     #[schemars(length(min = 1, max = 16384))]
     pub command: Option<String>,
-    /// Working directory (absolute path).
+    /// Working directory (absolute).
     #[schemars(length(min = 1, max = 4096))]
     pub cwd: Option<String>,
-    /// Environment variables for the window's pane.
+    /// Environment variables.
     pub env: Option<BTreeMap<String, String>>,
 }
 
@@ -101,22 +100,22 @@ pub enum Direction {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SplitPaneParams {
-    /// Pane to split: a pane id such as "%3" or a target such as "work:1.0".
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// Where the new pane goes (default "right").
+    /// Default right.
     #[serde(default)]
     pub direction: Direction,
-    /// Size of the new pane: cells ("20") or a percentage ("30%"). Default: half.
+    /// Cells ("20") or percent ("30%"); default half.
     #[schemars(regex(pattern = r"^[0-9]{1,4}%?$"))]
     pub size: Option<String>,
-    /// Shell command to run instead of an interactive shell.
+    /// Run this instead of a shell; the pane closes when it exits.
     #[schemars(length(min = 1, max = 16384))]
     pub command: Option<String>,
-    /// Working directory (absolute path).
+    /// Working directory (absolute).
     #[schemars(length(min = 1, max = 4096))]
     pub cwd: Option<String>,
-    /// Environment variables for the new pane.
+    /// Environment variables.
     pub env: Option<BTreeMap<String, String>>,
 }
 
@@ -142,7 +141,7 @@ pub struct KillWindowParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillPaneParams {
-    /// Pane to kill: a pane id such as "%3" or session:window.pane such as "work:1.0".
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
 }
@@ -151,16 +150,16 @@ pub struct KillPaneParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendKeysParams {
-    /// Pane to type into: a pane id such as "%3" or a target such as "work:1.0".
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// Literal text, typed exactly as given (every byte, including ; $ ` ' " # ~ and tabs).
+    /// Literal text, typed exactly as given.
     #[schemars(length(max = 65536))]
     pub text: Option<String>,
-    /// tmux key names pressed after the text, e.g. ["C-c"], ["Up", "Enter"], ["M-x"], ["F5"].
+    /// tmux key names pressed after the text.
     #[schemars(length(max = 256))]
     pub keys: Option<Vec<KeyName>>,
-    /// Press Enter at the end. Default: true when `text` is given, false otherwise.
+    /// Press Enter at the end (default: when text is given).
     pub enter: Option<bool>,
 }
 
@@ -173,17 +172,16 @@ pub struct KeyName(#[schemars(length(min = 1, max = 32))] pub String);
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PasteTextParams {
-    /// Pane to paste into: a pane id such as "%3" or a target such as "work:1.0".
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// Text to paste, newlines included, exactly as given.
+    /// Text to paste, exactly as given.
     #[schemars(length(min = 1, max = 1048576))]
     pub text: String,
-    /// Wrap in bracketed-paste markers when the program asked for them (default true),
-    /// so shells and editors treat the text as pasted rather than typed.
+    /// Bracketed-paste markers when the program asked for them.
     #[serde(default = "yes")]
     pub bracketed: bool,
-    /// Press Enter after the paste (default false).
+    /// Press Enter after the paste.
     #[serde(default)]
     pub enter: bool,
 }
@@ -214,12 +212,12 @@ pub enum AllHistory {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CapturePaneParams {
-    /// Pane to read: a pane id such as "%3" or a target such as "work:1.0".
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// Lines of history above the screen to include, or "all". Default: the visible screen only.
+    /// Lines of history above the screen, or "all" (default: screen only).
     pub scrollback: Option<ScrollbackArg>,
-    /// Most tokens of text to return (default 2000); the middle of longer text is elided.
+    /// Default 2000.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -253,31 +251,29 @@ impl OneOrMany {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForTextParams {
-    /// Pane to watch: a pane id such as "%3" or a target such as "work:1.0".
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// Text to wait for, or a list of alternatives. Matched within one line of output.
+    /// Text, or a list of alternatives; matched within one line.
     pub pattern: OneOrMany,
-    /// Treat the patterns as regular expressions (Rust regex syntax). Default false.
+    /// Patterns are Rust regexes.
     #[serde(default)]
     pub regex: bool,
-    /// Case-sensitive matching. Default true.
+    /// Case-sensitive.
     #[serde(default = "yes")]
     pub match_case: bool,
-    /// Cursor to scan from (from send_keys, paste_text, capture_pane or an earlier wait).
-    /// Default: the moment this call starts. Pass the cursor send_keys returned so output
-    /// that came before this call is not missed.
+    /// Cursor to scan from (default: now); pass the one send_keys returned.
     #[schemars(length(min = 1, max = 64))]
     pub since: Option<String>,
-    /// Patterns that end the wait as a failure (outcome "stopped"), e.g. "error:".
+    /// Patterns that end the wait as "stopped", e.g. "error:".
     pub stop: Option<OneOrMany>,
-    /// Also match what the screen shows when the wait starts. Default false.
+    /// Also match the screen as it is when the wait starts.
     #[serde(default)]
     pub include_screen: bool,
-    /// Seconds to wait (default 30; capped by the server's ceiling).
+    /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Most tokens of output to return in the tail (default 300).
+    /// Budget of the returned tail (default 300).
     #[schemars(range(min = 50, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -286,13 +282,13 @@ pub struct WaitForTextParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForIdleParams {
-    /// Pane to watch: a pane id such as "%3" or a target such as "work:1.0".
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// Milliseconds without output that count as idle (default 500).
+    /// Milliseconds of silence (default 500).
     #[schemars(range(min = 10, max = 600000))]
     pub quiet_ms: Option<u64>,
-    /// Seconds to wait at most (default 30; capped by the server's ceiling).
+    /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
 }
@@ -301,10 +297,10 @@ pub struct WaitForIdleParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForChannelParams {
-    /// Channel name, as used with `tmux wait-for -S NAME` (e.g. from a script in a pane).
+    /// Channel name (tmux wait-for -S NAME).
     #[schemars(length(min = 1, max = 128))]
     pub channel: String,
-    /// Seconds to wait (default 30; capped by the server's ceiling).
+    /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
 }
@@ -313,7 +309,7 @@ pub struct WaitForChannelParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SignalChannelParams {
-    /// Channel name to signal.
+    /// Channel name.
     #[schemars(length(min = 1, max = 128))]
     pub channel: String,
 }
@@ -322,17 +318,16 @@ pub struct SignalChannelParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunCommandParams {
-    /// Pane whose shell runs the command: a pane id such as "%3" or a target.
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// The command line, as you would type it at the prompt (pipes, &&, cd, export all work).
+    /// Command line, as typed at the prompt.
     #[schemars(length(min = 1, max = 16384))]
     pub command: String,
-    /// Seconds to wait for it to finish (default 30; capped by the server's ceiling). On
-    /// timeout it keeps running; pick it up with wait_for_command.
+    /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Most tokens of output to return (default 2000).
+    /// Default 2000.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -341,13 +336,13 @@ pub struct RunCommandParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForCommandParams {
-    /// The `command_id` a timed-out run_command returned.
+    /// From a timed-out run_command.
     #[schemars(length(min = 1, max = 64))]
     pub command_id: String,
-    /// Seconds to wait (default 30; capped by the server's ceiling).
+    /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Most tokens of output to return (default 2000).
+    /// Default 2000.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -356,13 +351,13 @@ pub struct WaitForCommandParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSinceParams {
-    /// Pane to read: a pane id such as "%3" or a target such as "work:1.0".
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// Cursor from an earlier call on this pane; output after it is returned.
+    /// Cursor from an earlier call on this pane.
     #[schemars(length(min = 1, max = 64))]
     pub cursor: String,
-    /// Most tokens of text to return (default 2000).
+    /// Default 2000.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -371,19 +366,19 @@ pub struct CaptureSinceParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadOutputParams {
-    /// The id a cut result named (e.g. "o7").
+    /// A cut result's output_id.
     #[schemars(length(min = 2, max = 24))]
     pub output_id: String,
-    /// Lines to skip from the start (0 = first line); negative counts back from the end.
+    /// Lines to skip; negative counts from the end.
     #[schemars(range(min = -100000000, max = 100000000))]
     pub offset: Option<i64>,
     /// Lines to return (default 200).
     #[schemars(range(min = 1, max = 5000))]
     pub limit: Option<usize>,
-    /// Only lines matching this regular expression, with their line numbers.
+    /// Regex: only matching lines, numbered.
     #[schemars(length(min = 1, max = 1024))]
     pub grep: Option<String>,
-    /// Most tokens of text to return (default 2000).
+    /// Default 2000.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -408,12 +403,10 @@ pub const MAX_BATCH_TEXT: usize = 1_048_576;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendKeysBatchParams {
-    /// 1 to 100 operations, run in this order; each has the arguments of send_keys. All
-    /// `text` together may hold at most 1 MiB.
+    /// send_keys arguments, in order; all text at most 1 MiB.
     #[schemars(length(min = 1, max = 100))]
     pub operations: Vec<SendKeysParams>,
-    /// "stop" (default): at the first failure, nothing after it is sent. "continue": every
-    /// operation runs and reports for itself.
+    /// Default stop.
     #[serde(default)]
     pub on_error: OnError,
 }
@@ -422,7 +415,11 @@ pub struct SendKeysBatchParams {
 /// arguments. In `since` (wait_for_text) and `cursor` (capture_since), "$prev" means the
 /// cursor of the latest earlier step that returned one, and "$N" the cursor of step N
 /// (counted from 0).
-#[derive(Debug, Deserialize, JsonSchema)]
+///
+/// Its published schema only names the tools (one `oneOf` variant per `op`): a step's
+/// arguments are those of its tool, published once in that tool's schema and checked
+/// against it at run time.
+#[derive(Debug, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum BatchStep {
     /// Arguments of send_keys.
@@ -441,21 +438,51 @@ pub enum BatchStep {
     RunCommand(RunCommandParams),
 }
 
+impl BatchStep {
+    /// The tools a step may call, as `op` names them.
+    pub const OPS: [&'static str; 7] = [
+        "send_keys",
+        "paste_text",
+        "wait_for_text",
+        "wait_for_idle",
+        "capture_pane",
+        "capture_since",
+        "run_command",
+    ];
+}
+
+impl JsonSchema for BatchStep {
+    fn schema_name() -> Cow<'static, str> {
+        "BatchStep".into()
+    }
+
+    /// One variant per tool, tagged by `op` as serde reads it.
+    fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
+        let variants: Vec<Schema> = BatchStep::OPS
+            .iter()
+            .map(|op| {
+                json_schema!({
+                    "type": "object",
+                    "properties": {"op": {"type": "string", "const": op}},
+                    "required": ["op"]
+                })
+            })
+            .collect();
+        json_schema!({ "oneOf": variants })
+    }
+}
+
 /// Arguments of `run_batch`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunBatchParams {
-    /// 1 to 100 steps, run in this order. Consecutive send_keys/paste_text steps go to
-    /// tmux as one pipelined chain; waits and captures run between them. All `text`
-    /// together may hold at most 1 MiB.
+    /// Steps in order; all text at most 1 MiB.
     #[schemars(length(min = 1, max = 100))]
     pub steps: Vec<BatchStep>,
-    /// "stop" (default): the first failing step ends the batch. "continue": later steps
-    /// still run.
+    /// Default stop.
     #[serde(default)]
     pub on_error: OnError,
-    /// Token budget for all returned text together (default 4000), shared among the steps
-    /// that return text.
+    /// Budget shared by all returned text (default 4000).
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }

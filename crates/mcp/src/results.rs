@@ -364,6 +364,7 @@ pub struct StepEntry {
     /// Why it failed, or why it did not run.
     pub error: Option<String>,
     /// The step's result, exactly as the single tool returns it.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub result: Option<serde_json::Value>,
 }
 

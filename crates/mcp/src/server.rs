@@ -149,6 +149,7 @@ impl TermpilotServer {
     /// Runs a published tool: invalid arguments and failures are tool
     /// errors (`isError` results), which the model can read and act on.
     async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> Result<Done, String> {
+        let arguments = crate::validate::nulls_as_absent(arguments);
         self.validators.check(name, &arguments)?;
         oversight::admit(self, name, &arguments, call).await?;
         handlers::dispatch(self, name, arguments, call).await
@@ -173,11 +174,7 @@ impl ServerHandler for TermpilotServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("termpilot", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "termpilot gives you real terminals in tmux. Find panes with list_panes (or make \
-                 one with create_session), type with send_keys, read with capture_pane. Pane ids \
-                 look like %3. send_keys returns a cursor: output after it was caused by your input.",
-            )
+            .with_instructions(catalog::INSTRUCTIONS)
     }
 
     async fn list_tools(

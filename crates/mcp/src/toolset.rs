@@ -94,6 +94,15 @@ impl Toolsets {
     pub fn contains(&self, set: Toolset) -> bool {
         self.0.contains(&set)
     }
+
+    /// The tools a server with these toolsets publishes, as `tools/list`
+    /// returns them.
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        crate::catalog::enabled(self)
+            .into_iter()
+            .map(crate::catalog::Spec::tool)
+            .collect()
+    }
 }
 
 impl fmt::Display for Toolsets {

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::catalog::SPECS;
+use crate::params::BatchStep;
 
 /// One compiled validator per tool.
 pub(crate) struct Validators {
@@ -34,23 +35,11 @@ impl Validators {
     /// Checks `arguments` against the tool's schema; the error names each
     /// offending field.
     pub(crate) fn check(&self, tool: &str, arguments: &Value) -> Result<(), String> {
-        let Some(validator) = self.by_tool.get(tool) else {
-            return Ok(());
-        };
-        let problems: Vec<String> = validator
-            .iter_errors(arguments)
-            .take(5)
-            .map(|error| {
-                let path = error.instance_path().to_string();
-                let field = path.trim_start_matches('/').replace('/', ".");
-                let message = shortened(&error.to_string());
-                if field.is_empty() {
-                    message
-                } else {
-                    format!("{field}: {message}")
-                }
-            })
-            .collect();
+        let mut problems = self.problems(tool, arguments, "");
+        if tool == "run_batch" {
+            problems.extend(self.step_problems(arguments));
+        }
+        problems.truncate(5);
         if problems.is_empty() {
             Ok(())
         } else {
@@ -59,6 +48,53 @@ impl Validators {
                 problems.join("; ")
             ))
         }
+    }
+}
+
+impl Validators {
+    /// What is wrong with `arguments` for `tool`, each naming its field after `prefix`.
+    fn problems(&self, tool: &str, arguments: &Value, prefix: &str) -> Vec<String> {
+        let Some(validator) = self.by_tool.get(tool) else {
+            return Vec::new();
+        };
+        validator
+            .iter_errors(arguments)
+            .take(5)
+            .map(|error| {
+                let path = error.instance_path().to_string();
+                let field = format!("{prefix}{}", path.trim_start_matches('/').replace('/', "."));
+                let field = field.trim_end_matches('.');
+                let message = shortened(&error.to_string());
+                if field.is_empty() {
+                    message
+                } else {
+                    format!("{field}: {message}")
+                }
+            })
+            .collect()
+    }
+
+    /// Each `run_batch` step checked against the schema of the tool its `op`
+    /// names (the batch's own schema names the tools, not their arguments).
+    fn step_problems(&self, arguments: &Value) -> Vec<String> {
+        let Some(Value::Array(steps)) = arguments.get("steps") else {
+            return Vec::new();
+        };
+        let mut problems = Vec::new();
+        for (index, step) in steps.iter().enumerate() {
+            let op = step.get("op").and_then(Value::as_str);
+            let (Some(op), Value::Object(fields)) = (op, step) else {
+                continue;
+            };
+            if !BatchStep::OPS.contains(&op) {
+                continue;
+            }
+            let mut fields = fields.clone();
+            fields.remove("op");
+            let prefix = format!("steps.{index}.");
+            problems.extend(self.problems(op, &Value::Object(fields), &prefix));
+        }
+        problems
     }
 }
 
@@ -80,6 +116,24 @@ fn shortened(message: &str) -> String {
 }
 
 /// Deserialises checked arguments into the tool's parameter type.
+/// Drops object members whose value is `null`, at any depth. Schemas publish
+/// an optional argument as one that is not required, never as nullable, but
+/// many clients send `null` for an optional argument they leave out: it is
+/// taken as absent rather than refused.
+pub(crate) fn nulls_as_absent(value: Value) -> Value {
+    match value {
+        Value::Object(members) => Value::Object(
+            members
+                .into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, nulls_as_absent(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(nulls_as_absent).collect()),
+        other => other,
+    }
+}
+
 pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, String> {
     serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for {tool}: {e}"))
 }
@@ -88,6 +142,31 @@ pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn null_arguments_count_as_absent() {
+        let validators = Validators::new();
+        let sent = json!({"pane": "%1", "max_tokens": null,
+            "steps": [{"op": "capture_pane", "pane": "%1", "scrollback": null}]});
+        let taken = nulls_as_absent(sent);
+        assert_eq!(
+            taken,
+            json!({"pane": "%1", "steps": [{"op": "capture_pane", "pane": "%1"}]})
+        );
+        assert!(
+            validators
+                .check(
+                    "capture_pane",
+                    &nulls_as_absent(json!({"pane": "%1", "max_tokens": null}))
+                )
+                .is_ok()
+        );
+        assert!(
+            validators
+                .check("capture_pane", &json!({"pane": "%1", "max_tokens": null}))
+                .is_err()
+        );
+    }
 
     #[test]
     fn missing_required_field_is_named() {
@@ -139,6 +218,23 @@ mod tests {
     }
 
     #[test]
+    fn run_batch_steps_keep_their_tools_bounds() {
+        let validators = Validators::new();
+        let low = json!({"steps": [
+            {"op": "send_keys", "pane": "%1", "text": "ls"},
+            {"op": "capture_pane", "pane": "%1", "max_tokens": 5}
+        ]});
+        let err = validators.check("run_batch", &low).unwrap_err();
+        assert!(err.contains("steps.1.max_tokens"), "{err}");
+        let missing = json!({"steps": [{"op": "wait_for_text", "pane": "%1"}]});
+        let err = validators.check("run_batch", &missing).unwrap_err();
+        assert!(err.contains("steps.0") && err.contains("pattern"), "{err}");
+        let long =
+            json!({"steps": [{"op": "run_command", "pane": "%1", "command": "x".repeat(16385)}]});
+        assert!(validators.check("run_batch", &long).is_err());
+    }
+
+    #[test]
     fn run_batch_steps_are_tagged_by_op() {
         let validators = Validators::new();
         let good = json!({"steps": [
@@ -170,10 +266,7 @@ mod tests {
             "capture_since",
             "run_command",
         ] {
-            assert!(
-                schema.contains(&format!("\"const\":\"{op}\"")),
-                "{op} in {schema}"
-            );
+            assert!(schema.contains(&format!("\"{op}\"")), "{op} in {schema}");
         }
     }
 
