@@ -25,7 +25,8 @@ async fn batch_pane(
     target: &str,
     field: &str,
 ) -> Result<termpilot_tmux::Result<PaneId>> {
-    match server.engine.resolve_pane(target).await {
+    let scope = &server.oversight.scope;
+    match scope.resolve_pane(&server.engine, target).await {
         Ok(pane) => Ok(Ok(pane)),
         Err(error @ Error::NotFound { .. }) => Ok(Err(error)),
         Err(error) => Err(format!("{field}: {error}")),

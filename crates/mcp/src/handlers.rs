@@ -64,7 +64,8 @@ pub(crate) fn engine_error(error: termpilot_tmux::Error) -> String {
 }
 
 async fn list_sessions(server: &TermpilotServer) -> Outcome {
-    let sessions = server.engine.list_sessions().await.map_err(engine_error)?;
+    let mut sessions = server.engine.list_sessions().await.map_err(engine_error)?;
+    sessions.retain(|s| server.oversight.scope.allows(&s.name));
     let text = sessions
         .iter()
         .map(|s| {
@@ -87,11 +88,12 @@ async fn list_panes(server: &TermpilotServer, params: ListPanesParams) -> Outcom
         (None, Some(session)) => PaneScope::Session(session),
         (None, None) => PaneScope::All,
     };
-    let panes = server
+    let mut panes = server
         .engine
         .list_panes(&scope)
         .await
         .map_err(engine_error)?;
+    panes.retain(|p| server.oversight.scope.allows(&p.session_name));
     let text = panes
         .iter()
         .map(|p| {
@@ -118,9 +120,9 @@ async fn list_panes(server: &TermpilotServer, params: ListPanesParams) -> Outcom
 }
 
 pub(crate) async fn pane(server: &TermpilotServer, target: &str) -> Result<PaneId, String> {
-    server
-        .engine
-        .resolve_pane(target)
+    let scope = &server.oversight.scope;
+    scope
+        .resolve_pane(&server.engine, target)
         .await
         .map_err(engine_error)
 }

@@ -12,6 +12,8 @@
 //! - `jsonrpc`: every incoming message checked, malformed ones answered.
 //! - `stdio`: serving over stdin/stdout, one message per line.
 //! - [`http`]: serving over streamable HTTP, with a bearer token and limits.
+//! - [`oversight`]: a person in the loop: scope ([`scope`]), approvals
+//!   through elicitation (`approval`) and the audit log (`audit`).
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -24,6 +26,8 @@
 //! ```
 #![deny(missing_docs)]
 
+mod approval;
+mod audit;
 mod awaiting;
 mod batches;
 mod budget;
@@ -31,9 +35,11 @@ mod catalog;
 mod handlers;
 pub mod http;
 mod jsonrpc;
+pub mod oversight;
 pub mod params;
 mod progress;
 pub mod results;
+pub mod scope;
 pub mod secrets;
 pub mod server;
 mod stdio;
@@ -41,6 +47,10 @@ pub mod toolset;
 mod validate;
 mod waits;
 
+pub use approval::Confirm;
+pub use audit::{AuditError, AuditLog};
+pub use oversight::Oversight;
+pub use scope::Scope;
 pub use server::{ServerOptions, TermpilotServer};
 
 /// The server's instructions, sent once in `initialize`: the rules every tool

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Spec};
 use crate::handlers;
+use crate::oversight::{self, Oversight};
 use crate::progress::{Gate, Step};
 use crate::toolset::Toolsets;
 use crate::validate::Validators;
@@ -71,6 +72,8 @@ pub struct TermpilotServer {
     /// Full texts of cut results. A std `Mutex`: each use is one short file
     /// write or read, never an `.await`.
     pub(crate) store: Arc<Mutex<OutputStore>>,
+    /// Scope, approvals and audit log.
+    pub(crate) oversight: Arc<Oversight>,
 }
 
 impl TermpilotServer {
@@ -90,7 +93,14 @@ impl TermpilotServer {
             options: Arc::new(options),
             validators: Arc::new(Validators::new()),
             store: Arc::new(Mutex::new(store)),
+            oversight: Arc::new(Oversight::default()),
         })
+    }
+
+    /// The same server with the operator's scope, approvals and audit log.
+    pub fn with_oversight(mut self, oversight: Oversight) -> Self {
+        self.oversight = Arc::new(oversight);
+        self
     }
 
     /// A wait's duration: the caller's (default 30 s), capped by the ceiling.
@@ -144,6 +154,7 @@ impl TermpilotServer {
     async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> Result<Done, String> {
         let arguments = crate::validate::nulls_as_absent(arguments);
         self.validators.check(name, &arguments)?;
+        oversight::admit(self, name, &arguments, call).await?;
         handlers::dispatch(self, name, arguments, call).await
     }
 }
@@ -185,15 +196,24 @@ impl ServerHandler for TermpilotServer {
         self.published(&request.name)?;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let started = std::time::Instant::now();
+        let audit = self.oversight.begin(&request.name, &arguments, &context);
         let call = CallContext {
             token: context.meta.get_progress_token(),
             peer: context.peer.clone(),
             cancelled: context.ct.clone(),
             gate: Mutex::default(),
             step: Mutex::default(),
+            approval: Mutex::default(),
         };
         let outcome = self.call(&request.name, arguments, &call).await;
         let outcome = self.redact_outcome(outcome);
+        if let Some(audit) = audit {
+            let approval = lock(&call.approval).clone();
+            audit.finish(
+                outcome.as_ref().map(|d| &d.structured).map_err(|_| ()),
+                approval,
+            );
+        }
         tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = outcome.is_ok(), "tool call");
         let result = match outcome {
             Ok(done) => {
@@ -219,6 +239,8 @@ pub(crate) struct CallContext {
     /// The batch step running now, if any: its own progress is reported
     /// inside it, on the batch's count. A std `Mutex`, as `gate`.
     step: Mutex<Option<Step>>,
+    /// Whether the person was asked about this call, and their answer.
+    approval: Mutex<crate::audit::Approval>,
 }
 
 impl CallContext {
@@ -252,6 +274,16 @@ impl CallContext {
                 }
             }
         }
+    }
+
+    /// The client this call came from.
+    pub(crate) fn peer(&self) -> &Peer<RoleServer> {
+        &self.peer
+    }
+
+    /// Notes the person's answer about this call, for the audit log.
+    pub(crate) fn record_approval(&self, approval: crate::audit::Approval) {
+        *lock(&self.approval) = approval;
     }
 
     /// The request's cancellation token.

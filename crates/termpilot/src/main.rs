@@ -33,7 +33,7 @@ struct Cli {
 enum Commands {
     /// Serve MCP over stdio (register this command with your MCP client), or over
     /// HTTP with --http.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run a program interactively in a PTY, with key sequences (such as
     /// Ctrl+C or Alt+C) intercepted before they reach it.
     Run(run::RunArgs),
@@ -49,6 +49,9 @@ struct ServeArgs {
 
     #[command(flatten)]
     secrets: server_args::SecretArgs,
+
+    #[command(flatten)]
+    person: server_args::PersonArgs,
 
     /// Toolsets to publish, comma-separated: read-only, input, lifecycle,
     /// destructive, or all. The destructive set (kill_*) is off by default.
@@ -138,7 +141,12 @@ fn init_logging(filter: &str) -> anyhow::Result<()> {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(&args.log)?;
-    let toolsets = Toolsets::parse(&args.toolsets)?;
+    let toolsets = if args.person.read_only {
+        Toolsets::parse("read-only")?
+    } else {
+        Toolsets::parse(&args.toolsets)?
+    };
+    let oversight = args.person.oversight()?;
     let secrets = args.secrets.secrets()?;
     anyhow::ensure!(args.journal_mb > 0, "--journal-mb must be at least 1");
     anyhow::ensure!(args.max_wait_s > 0.0, "--max-wait-s must be positive");
@@ -172,8 +180,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         keep_outputs: args.keep_outputs,
         secrets,
     };
-    let server =
-        TermpilotServer::new(engine, options).context("cannot set up the kept-output directory")?;
+    let server = TermpilotServer::new(engine, options)
+        .context("cannot set up the kept-output directory")?
+        .with_oversight(oversight);
     // On SIGTERM or SIGINT stop serving and return, so the kept outputs'
     // directory is removed as on a normal end of input.
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -254,7 +263,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 .enable_all()
                 .build()
                 .context("cannot start the async runtime")?;
-            let served = runtime.block_on(serve(args));
+            let served = runtime.block_on(serve(*args));
             // The stdin reader is a blocking read that may never return (the
             // client keeps the pipe open after a signal): do not wait for it.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));

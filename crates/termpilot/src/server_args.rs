@@ -71,6 +71,59 @@ impl ServerSelection {
     }
 }
 
+/// A person in the loop: approvals, the audit log and scopes (`serve`).
+#[derive(Debug, Clone, Args)]
+pub struct PersonArgs {
+    /// Ask the person (through MCP elicitation) before typing text that matches
+    /// REGEX into a pane; `enter` counts as a newline (repeatable;
+    /// TERMPILOT_CONFIRM holds one pattern per line).
+    #[arg(
+        long = "confirm",
+        env = "TERMPILOT_CONFIRM",
+        value_name = "REGEX",
+        value_delimiter = '\n'
+    )]
+    pub confirm: Vec<String>,
+
+    /// Append one JSON line per tool call to PATH (created mode 0600; reopened
+    /// when moved, for log rotation). Typed text is logged as its length and
+    /// SHA-256 prefix only.
+    #[arg(long, env = "TERMPILOT_AUDIT", value_name = "PATH")]
+    pub audit: Option<PathBuf>,
+
+    /// Log typed text itself in the audit log.
+    #[arg(long, env = "TERMPILOT_AUDIT_PAYLOADS", requires = "audit")]
+    pub audit_payloads: bool,
+
+    /// Let tools see and touch only sessions whose name matches GLOB (`*`, `?`,
+    /// `[...]`; repeatable). create_session may only create matching names.
+    #[arg(long = "allow-session", value_name = "GLOB")]
+    pub allow_sessions: Vec<String>,
+
+    /// Publish only the read-only toolset (same as --toolsets read-only).
+    #[arg(long)]
+    pub read_only: bool,
+}
+
+impl PersonArgs {
+    /// The oversight these options ask for; fails when a pattern is not a
+    /// valid regex or the audit log cannot be written.
+    pub fn oversight(&self) -> anyhow::Result<termpilot_mcp::Oversight> {
+        use anyhow::Context;
+        let confirm = termpilot_mcp::Confirm::new(&self.confirm)
+            .context("--confirm (TERMPILOT_CONFIRM): invalid regex")?;
+        let audit = match &self.audit {
+            Some(path) => Some(termpilot_mcp::AuditLog::open(path, self.audit_payloads)?),
+            None => None,
+        };
+        Ok(termpilot_mcp::Oversight {
+            audit,
+            confirm,
+            scope: termpilot_mcp::Scope::new(self.allow_sessions.clone()),
+        })
+    }
+}
+
 /// Caps and timeouts of `serve --http`.
 #[derive(Debug, Clone, Args)]
 pub struct HttpLimitArgs {

@@ -1,0 +1,372 @@
+//! Approvals: before a call types text matching a `--confirm` pattern, the
+//! person is asked through MCP elicitation (form mode, one boolean
+//! `approve`). Only the client's answer, which comes from the person, lets
+//! the text through: no tool argument can.
+
+use regex::Regex;
+use rmcp::RoleServer;
+use rmcp::model::{
+    BooleanSchema, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, ServerRequest,
+};
+use rmcp::service::Peer;
+use serde_json::Value;
+use termpilot_tmux::{Engine, PaneScope};
+use tokio_util::sync::CancellationToken;
+
+use crate::audit::Approval;
+
+/// The patterns of text that needs the person's approval.
+#[derive(Debug, Clone, Default)]
+pub struct Confirm {
+    patterns: Vec<Regex>,
+}
+
+impl Confirm {
+    /// Compiles the patterns; empty ones are ignored.
+    pub fn new<S: AsRef<str>>(sources: &[S]) -> Result<Confirm, regex::Error> {
+        let patterns = sources
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|s| !s.is_empty())
+            .map(Regex::new)
+            .collect::<Result<_, _>>()?;
+        Ok(Confirm { patterns })
+    }
+
+    /// Whether no text needs approval.
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
+    fn first_match(&self, text: &str) -> Option<&Regex> {
+        self.patterns.iter().find(|p| p.is_match(text))
+    }
+}
+
+/// A piece of text a call would type into a pane, as the pane would get it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Piece {
+    /// The pane target, as the caller wrote it.
+    pub(crate) pane: String,
+    pub(crate) text: String,
+}
+
+/// The text a call of `tool` with these (schema-checked) arguments would
+/// type, piece by piece. Key names (`keys`) are not text; `enter` is a newline.
+pub(crate) fn pieces(tool: &str, arguments: &Value) -> Vec<Piece> {
+    let mut out = Vec::new();
+    match tool {
+        "send_keys_batch" => {
+            for op in array(arguments, "operations") {
+                push(&mut out, "send_keys", op);
+            }
+        }
+        "run_batch" => {
+            for step in array(arguments, "steps") {
+                if let Some(op) = step.get("op").and_then(Value::as_str) {
+                    push(&mut out, op, step);
+                }
+            }
+        }
+        other => push(&mut out, other, arguments),
+    }
+    out
+}
+
+fn array<'a>(value: &'a Value, field: &str) -> &'a [Value] {
+    value
+        .get(field)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn push(out: &mut Vec<Piece>, tool: &str, arguments: &Value) {
+    let string = |field| arguments.get(field).and_then(Value::as_str).unwrap_or("");
+    let flag = |field| arguments.get(field).and_then(Value::as_bool);
+    let text = match tool {
+        "send_keys" => {
+            let text = string("text");
+            let enter = flag("enter").unwrap_or(!text.is_empty());
+            format!("{text}{}", if enter { "\n" } else { "" })
+        }
+        "paste_text" => {
+            let enter = flag("enter").unwrap_or(false);
+            format!("{}{}", string("text"), if enter { "\n" } else { "" })
+        }
+        "run_command" => format!("{}\n", string("command")),
+        _ => return,
+    };
+    if !text.is_empty() {
+        out.push(Piece {
+            pane: string("pane").to_owned(),
+            text,
+        });
+    }
+}
+
+/// Asks the person about the pieces that match a pattern, all in one
+/// question; `Ok` when none matches or the person approved.
+pub(crate) async fn approve(
+    confirm: &Confirm,
+    engine: &Engine,
+    peer: &Peer<RoleServer>,
+    cancelled: &CancellationToken,
+    pieces: &[Piece],
+) -> (Result<(), String>, Approval) {
+    let matched: Vec<(&Piece, &Regex)> = pieces
+        .iter()
+        .filter_map(|piece| confirm.first_match(&piece.text).map(|p| (piece, p)))
+        .collect();
+    let Some((_, first)) = matched.first() else {
+        return (Ok(()), Approval::default());
+    };
+    let patterns = matched
+        .iter()
+        .map(|(_, p)| format!("/{}/", p.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if !supports_form_elicitation(peer) {
+        let refusal = format!(
+            "refused: this input matches the pattern /{}/ (set with --confirm), which needs the \
+             person's approval, and approvals need a client that supports elicitation; this \
+             client did not declare the elicitation capability. Nothing was typed.",
+            first.as_str()
+        );
+        let approval = Approval {
+            asked: false,
+            answer: Some("unsupported"),
+        };
+        return (Err(refusal), approval);
+    }
+    let message = question(engine, &matched).await;
+    let answer = tokio::select! {
+        answer = ask(peer, message) => answer,
+        () = cancelled.cancelled() => Err("cancelled by the client".to_owned()),
+    };
+    let (result, answer) = match answer {
+        Ok(Answer::Approved) => (Ok(()), "approve"),
+        Ok(Answer::Declined) => (Err(declined(&patterns)), "decline"),
+        Ok(Answer::Cancelled) => (Err(declined(&patterns)), "cancel"),
+        Err(e) => (
+            Err(format!(
+                "the person's approval was needed (pattern {patterns}) but the question \
+                 failed: {e}. Nothing was typed."
+            )),
+            "failed",
+        ),
+    };
+    let approval = Approval {
+        asked: true,
+        answer: Some(answer),
+    };
+    (result, approval)
+}
+
+fn declined(patterns: &str) -> String {
+    format!(
+        "the person declined: nothing was typed. The input matches {patterns} (set with \
+         --confirm), which needs the person's approval."
+    )
+}
+
+/// Whether the client declared form-mode elicitation (a bare `elicitation`
+/// capability means form mode).
+fn supports_form_elicitation(peer: &Peer<RoleServer>) -> bool {
+    let Some(info) = peer.peer_info() else {
+        return false;
+    };
+    match &info.capabilities.elicitation {
+        Some(capability) => capability.form.is_some() || capability.url.is_none(),
+        None => false,
+    }
+}
+
+enum Answer {
+    Approved,
+    Declined,
+    Cancelled,
+}
+
+async fn ask(peer: &Peer<RoleServer>, message: String) -> Result<Answer, String> {
+    let schema = ElicitationSchema::builder()
+        .required_bool_with("approve", |b: BooleanSchema| {
+            b.title("Approve")
+                .description("true to type the text into the pane, false to refuse")
+        })
+        .build()
+        .map_err(str::to_owned)?;
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: schema,
+    };
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+    let response = peer
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let ClientResult::ElicitResult(result) = response else {
+        return Err("the client answered with something other than an elicitation result".into());
+    };
+    Ok(match result.action {
+        ElicitationAction::Accept => {
+            let approved = result
+                .content
+                .as_ref()
+                .and_then(|c| c.get("approve"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if approved {
+                Answer::Approved
+            } else {
+                Answer::Declined
+            }
+        }
+        ElicitationAction::Cancel => Answer::Cancelled,
+        // Decline, and any answer a later protocol may add: not an approval.
+        _ => Answer::Declined,
+    })
+}
+
+/// The question: each pane (with its session, program and host) and the
+/// exact text it would get.
+async fn question(engine: &Engine, matched: &[(&Piece, &Regex)]) -> String {
+    let panes = engine.list_panes(&PaneScope::All).await.unwrap_or_default();
+    let host = host_name();
+    let mut message = if matched.len() == 1 {
+        "An AI agent wants to type this into a terminal. Approve?\n".to_owned()
+    } else {
+        format!(
+            "An AI agent wants to type {} inputs that need approval. Approve them all?\n",
+            matched.len()
+        )
+    };
+    for (piece, pattern) in matched {
+        let resolved = match engine.resolve_pane(&piece.pane).await {
+            Ok(id) => panes.iter().find(|p| p.id == id),
+            Err(_) => None,
+        };
+        let place = match resolved {
+            Some(p) => format!(
+                "pane {} (session {}, window {}, running {}, on host {host})",
+                p.id, p.session_name, p.window_index, p.current_command
+            ),
+            None => format!("pane {} (on host {host})", piece.pane),
+        };
+        message.push_str(&format!(
+            "\nInto {place}, matching /{}/:\n{}\n",
+            pattern.as_str(),
+            shown(&piece.text)
+        ));
+    }
+    message
+}
+
+/// The text as the person should read it: control characters made visible,
+/// a final newline shown as the Enter it is.
+fn shown(text: &str) -> String {
+    let (body, enter) = match text.strip_suffix('\n') {
+        Some(body) => (body, true),
+        None => (text, false),
+    };
+    let mut out = String::from("    ");
+    for c in body.chars() {
+        match c {
+            '\n' => out.push_str("\n    "),
+            c if c.is_control() => out.push_str(&c.escape_default().to_string()),
+            c => out.push(c),
+        }
+    }
+    if enter {
+        out.push_str("\n    [Enter]");
+    }
+    out
+}
+
+/// This machine's host name.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "this host".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn piece(pane: &str, text: &str) -> Piece {
+        Piece {
+            pane: pane.to_owned(),
+            text: text.to_owned(),
+        }
+    }
+
+    #[test]
+    fn send_keys_text_gets_enter_by_default() {
+        let args = json!({"pane": "%1", "text": "rm -rf x", "keys": ["C-c"]});
+        assert_eq!(pieces("send_keys", &args), vec![piece("%1", "rm -rf x\n")]);
+        let args = json!({"pane": "%1", "text": "ls", "enter": false});
+        assert_eq!(pieces("send_keys", &args), vec![piece("%1", "ls")]);
+        // Key names are not text.
+        let args = json!({"pane": "%1", "keys": ["C-c"]});
+        assert!(pieces("send_keys", &args).is_empty());
+    }
+
+    #[test]
+    fn paste_and_run_command() {
+        let args = json!({"pane": "w:0", "text": "a\nb", "enter": true});
+        assert_eq!(pieces("paste_text", &args), vec![piece("w:0", "a\nb\n")]);
+        let args = json!({"pane": "%2", "text": "a"});
+        assert_eq!(pieces("paste_text", &args), vec![piece("%2", "a")]);
+        let args = json!({"pane": "%2", "command": "make"});
+        assert_eq!(pieces("run_command", &args), vec![piece("%2", "make\n")]);
+        assert!(pieces("capture_pane", &json!({"pane": "%2"})).is_empty());
+    }
+
+    #[test]
+    fn batches_give_every_piece() {
+        let args = json!({"operations": [
+            {"pane": "%1", "text": "one"},
+            {"pane": "%2", "keys": ["Enter"]},
+            {"pane": "%3", "text": "two", "enter": false},
+        ]});
+        assert_eq!(
+            pieces("send_keys_batch", &args),
+            vec![piece("%1", "one\n"), piece("%3", "two")]
+        );
+        let args = json!({"steps": [
+            {"op": "send_keys", "pane": "%1", "text": "a"},
+            {"op": "wait_for_idle", "pane": "%1"},
+            {"op": "run_command", "pane": "%1", "command": "b"},
+            {"op": "paste_text", "pane": "%1", "text": "c", "enter": true},
+        ]});
+        assert_eq!(
+            pieces("run_batch", &args),
+            vec![piece("%1", "a\n"), piece("%1", "b\n"), piece("%1", "c\n")]
+        );
+    }
+
+    #[test]
+    fn patterns_see_the_newline_of_enter() {
+        let confirm = Confirm::new(&["^reboot$", ""]).expect("valid");
+        assert!(confirm.first_match("reboot").is_some());
+        let multi = Confirm::new(&["(?m)^reboot$"]).expect("valid");
+        assert!(multi.first_match("reboot\n").is_some());
+        let enter = Confirm::new(&["yes\\n"]).expect("valid");
+        assert!(enter.first_match("yes\n").is_some());
+        assert!(enter.first_match("yes").is_none());
+        assert!(Confirm::new(&["("]).is_err());
+        assert!(Confirm::new(&[""]).expect("valid").is_empty());
+    }
+
+    #[test]
+    fn shown_text_marks_enter_and_controls() {
+        assert_eq!(shown("ls -l\n"), "    ls -l\n    [Enter]");
+        assert_eq!(shown("a\tb"), "    a\\tb");
+    }
+}

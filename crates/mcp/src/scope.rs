@@ -1,0 +1,306 @@
+//! Scopes: the sessions tools may see and touch (`--allow-session GLOB`).
+//!
+//! A target outside the scope gets the same not-found error as one that
+//! names nothing, so the names of other sessions do not leak; listings leave
+//! them out.
+
+use termpilot_control::{PaneTarget, SessionTarget, WindowTarget};
+use termpilot_tmux::{Engine, Error, PaneId, PaneScope};
+
+/// What the engine tells a caller whose target names a session that does
+/// not exist.
+const SESSION_HINT: &str = "call list_sessions to see the sessions";
+
+/// What the engine tells a caller whose pane target names nothing.
+const PANE_HINT: &str = "call list_panes to see the panes";
+
+/// Session name patterns; empty allows every session.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    globs: Vec<String>,
+}
+
+impl Scope {
+    /// A scope of the sessions whose names match one of `globs` (`*`, `?`
+    /// and `[...]` as in a shell); no globs: every session.
+    pub fn new(globs: Vec<String>) -> Scope {
+        Scope { globs }
+    }
+
+    /// Whether every session is allowed.
+    pub fn is_open(&self) -> bool {
+        self.globs.is_empty()
+    }
+
+    /// Whether a session of this name is in scope.
+    pub fn allows(&self, session: &str) -> bool {
+        self.is_open() || self.globs.iter().any(|g| glob_match(g, session))
+    }
+
+    /// Refuses a target outside the scope with the error `tool` gives a
+    /// target that names nothing. `kind` is "pane", "window" or "session". A
+    /// target that tmux cannot resolve is let through: the tool reports it
+    /// itself.
+    pub(crate) async fn check(
+        &self,
+        engine: &Engine,
+        tool: &str,
+        kind: &str,
+        target: &str,
+    ) -> Result<(), String> {
+        if self.is_open() {
+            return Ok(());
+        }
+        if let Some(error) = self.hidden_name(kind, target) {
+            return Err(error.to_string());
+        }
+        let panes = match kind {
+            "pane" => match engine.resolve_pane(target).await {
+                Ok(pane) => engine
+                    .list_panes(&PaneScope::All)
+                    .await
+                    .map(|all| all.into_iter().filter(|p| p.id == pane).collect()),
+                Err(_) => return Ok(()),
+            },
+            "window" => {
+                engine
+                    .list_panes(&PaneScope::Window(target.to_owned()))
+                    .await
+            }
+            _ => {
+                engine
+                    .list_panes(&PaneScope::Session(target.to_owned()))
+                    .await
+            }
+        };
+        let Ok(panes) = panes else {
+            return Ok(());
+        };
+        if panes.iter().all(|p| self.allows(&p.session_name)) {
+            return Ok(());
+        }
+        Err(not_found(tool, kind, target))
+    }
+
+    /// Resolves a pane target as the engine does, except that a pane outside
+    /// the scope names nothing (the engine's not-found error).
+    pub(crate) async fn resolve_pane(
+        &self,
+        engine: &Engine,
+        target: &str,
+    ) -> Result<PaneId, Error> {
+        if let Some(error) = self.hidden_name("pane", target) {
+            return Err(error);
+        }
+        let pane = engine.resolve_pane(target).await?;
+        if self.is_open() {
+            return Ok(pane);
+        }
+        let panes = engine.list_panes(&PaneScope::All).await?;
+        match panes.iter().find(|p| p.id == pane) {
+            Some(info) if !self.allows(&info.session_name) => Err(Error::NotFound {
+                kind: "pane",
+                target: target.to_owned(),
+                hint: PANE_HINT,
+            }),
+            _ => Ok(pane),
+        }
+    }
+
+    /// The engine's error for a session name that does not exist, when
+    /// `target` (of this kind) names an out-of-scope session by name.
+    fn hidden_name(&self, kind: &str, target: &str) -> Option<Error> {
+        if self.is_open() {
+            return None;
+        }
+        let session = match kind {
+            "pane" => match target.parse::<PaneTarget>().ok()? {
+                PaneTarget::In { session, .. } => session,
+                _ => return None,
+            },
+            "window" => match target.parse::<WindowTarget>().ok()? {
+                WindowTarget::In { session, .. } => session,
+                _ => return None,
+            },
+            _ => target.parse::<SessionTarget>().ok()?,
+        };
+        let SessionTarget::Name(name) = session else {
+            return None;
+        };
+        (!self.allows(name.as_str())).then(|| Error::NotFound {
+            kind: "session",
+            target: name.to_string(),
+            hint: SESSION_HINT,
+        })
+    }
+
+    /// Refuses to create a session whose name is outside the scope.
+    pub(crate) fn check_new_session(&self, name: Option<&str>) -> Result<(), String> {
+        match name {
+            _ if self.is_open() => Ok(()),
+            Some(name) if self.allows(name) => Ok(()),
+            Some(name) => Err(format!(
+                "session name {name:?} is outside the sessions this server may touch ({})",
+                self.globs.join(", ")
+            )),
+            None => Err(format!(
+                "give the session a `name` matching {}: this server may only touch those sessions",
+                self.globs.join(", ")
+            )),
+        }
+    }
+}
+
+/// The engine's own error, as `tool` reports it, for a target that names
+/// nothing.
+fn not_found(tool: &str, kind: &str, target: &str) -> String {
+    let kind = match kind {
+        "pane" => "pane",
+        "window" => "window",
+        _ => "session",
+    };
+    let hint = match (tool, kind) {
+        (_, "pane") => PANE_HINT,
+        ("create_window", _) => "call list_sessions to see the sessions",
+        ("kill_session" | "kill_window", _) => {
+            "call list_sessions or list_panes to see what exists"
+        }
+        _ => "call list_sessions or list_panes without arguments",
+    };
+    Error::NotFound {
+        kind,
+        target: target.to_owned(),
+        hint,
+    }
+    .to_string()
+}
+
+/// Shell-style matching of a whole name: `*` any run of characters, `?` one
+/// character, `[abc]`, `[a-z]` and `[!abc]` one of a set.
+pub fn glob_match(glob: &str, name: &str) -> bool {
+    let glob: Vec<char> = glob.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    matches(&glob, &name)
+}
+
+fn matches(glob: &[char], name: &[char]) -> bool {
+    let (mut g, mut n) = (0, 0);
+    // Where the last `*` was, and the name position it has swallowed up to.
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        let step = match glob.get(g) {
+            Some('*') => {
+                star = Some((g, n));
+                g += 1;
+                continue;
+            }
+            Some('?') => Some(g + 1),
+            Some('[') => class(glob, g, name[n]),
+            Some(c) if *c == name[n] => Some(g + 1),
+            _ => None,
+        };
+        match (step, star) {
+            (Some(next), _) => {
+                g = next;
+                n += 1;
+            }
+            (None, Some((at, swallowed))) => {
+                g = at + 1;
+                n = swallowed + 1;
+                star = Some((at, swallowed + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    glob[g..].iter().all(|c| *c == '*')
+}
+
+/// Matches `c` against the class starting at `glob[at] == '['`: the index
+/// after the class when it matches. An unclosed `[` is a literal.
+fn class(glob: &[char], at: usize, c: char) -> Option<usize> {
+    let mut i = at + 1;
+    let negated = matches!(glob.get(i), Some('!' | '^'));
+    if negated {
+        i += 1;
+    }
+    let start = i;
+    let mut found = false;
+    while let Some(&g) = glob.get(i) {
+        if g == ']' && i > start {
+            return (found != negated).then_some(i + 1);
+        }
+        if glob.get(i + 1) == Some(&'-') && glob.get(i + 2).is_some_and(|e| *e != ']') {
+            found |= (g..=glob[i + 2]).contains(&c);
+            i += 3;
+        } else {
+            found |= g == c;
+            i += 1;
+        }
+    }
+    // No closing bracket: the `[` stands for itself.
+    (c == '[').then_some(at + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_whole_names() {
+        assert!(glob_match("agent-*", "agent-1"));
+        assert!(glob_match("agent-*", "agent-"));
+        assert!(!glob_match("agent-*", "my-agent-1"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a?c", "abc"));
+        assert!(!glob_match("a?c", "ac"));
+        assert!(glob_match("w[0-9]", "w7"));
+        assert!(!glob_match("w[!0-9]", "w7"));
+        assert!(glob_match("w[!0-9]", "wx"));
+        assert!(glob_match("*-*-end", "a-b-c-end"));
+        assert!(!glob_match("*-*-end", "a-end"));
+        assert!(glob_match("a[b", "a[b"));
+        assert!(!glob_match("work", "work2"));
+    }
+
+    #[test]
+    fn an_empty_scope_allows_everything() {
+        let scope = Scope::default();
+        assert!(scope.allows("anything"));
+        assert!(scope.check_new_session(None).is_ok());
+    }
+
+    #[test]
+    fn new_sessions_need_a_matching_name() {
+        let scope = Scope::new(vec!["agent-*".to_owned()]);
+        assert!(scope.check_new_session(Some("agent-1")).is_ok());
+        assert!(scope.check_new_session(Some("mine")).is_err());
+        assert!(scope.check_new_session(None).is_err());
+    }
+
+    #[test]
+    fn out_of_scope_reads_as_not_found() {
+        assert_eq!(
+            not_found("capture_pane", "pane", "%4"),
+            "pane %4 not found; call list_panes to see the panes"
+        );
+    }
+
+    #[test]
+    fn a_target_naming_an_outside_session_reads_as_a_missing_session() {
+        let scope = Scope::new(vec!["agent-*".to_owned()]);
+        let hidden = |kind, target| scope.hidden_name(kind, target).map(|e| e.to_string());
+        let missing = "session private not found; call list_sessions to see the sessions";
+        assert_eq!(hidden("pane", "private:0.0").as_deref(), Some(missing));
+        assert_eq!(hidden("window", "private:1").as_deref(), Some(missing));
+        assert_eq!(hidden("session", "private").as_deref(), Some(missing));
+        assert_eq!(hidden("pane", "agent-1:0.0"), None);
+        // Ids are checked against the pane list instead.
+        assert_eq!(hidden("pane", "%3"), None);
+        assert_eq!(
+            Scope::default()
+                .hidden_name("pane", "private:0.0")
+                .map(|_| ()),
+            None
+        );
+    }
+}
