@@ -221,10 +221,9 @@ impl Engine {
                         enter,
                     } => {
                         let buffer = self.buffer_name();
-                        (
-                            paste_commands(op.pane, &buffer, text, *bracketed, *enter),
-                            Some(text.clone()),
-                        )
+                        let commands = paste_commands(op.pane, &buffer, text, *bracketed, *enter)
+                            .map_err(|e| (index, e))?;
+                        (commands, Some(text.clone()))
                     }
                 };
                 Ok(Prepared {

@@ -55,6 +55,16 @@ pub(super) fn idle_in_foreground(shell: u32) -> bool {
     stat_field(shell, TPGID) == Some(shell) && foreground_child(shell).is_none()
 }
 
+/// Whether `shell` is still a shell (a command may `exec` another program
+/// in its place) and has the terminal to itself: see
+/// [`idle_in_foreground`]. No program it runs can make this true while it
+/// runs, whatever it prints.
+pub(super) fn in_charge(shell: u32) -> bool {
+    let is_shell = std::fs::read_to_string(format!("/proc/{shell}/comm"))
+        .is_ok_and(|name| Shell::from_command(name.trim()).is_some());
+    is_shell && idle_in_foreground(shell)
+}
+
 /// The process group of `pid`.
 fn process_group(pid: u32) -> Option<u32> {
     stat_field(pid, PGRP)
