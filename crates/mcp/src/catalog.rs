@@ -156,8 +156,11 @@ pub(crate) const SPECS: &[Spec] = &[
             its exit code and only its own output (no prompt, no echoed command), cut to a \
             budget. Needs a shell at its prompt; for a REPL or a full-screen program use \
             send_keys and wait_for_text. On timeout the command keeps running and the result \
-            carries a command_id for wait_for_command. Screens and captures show the command \
-            line as typed, without the markers termpilot wraps around it.",
+            carries a command_id for wait_for_command. It counts as finished only once the \
+            shell has the terminal back, so a program cannot fake its end. An output larger \
+            than the pane's journal keeps its head and tail, and lost_bytes says how much is \
+            gone. Screens and captures show the command line as typed, without the markers \
+            termpilot wraps around it.",
         toolset: Toolset::Input,
         effect: Effect::Runs,
         input: input::<RunCommandParams>,
@@ -195,6 +198,8 @@ pub(crate) const SPECS: &[Spec] = &[
             input such as a script or a file's content; use send_keys for a command line or \
             key presses. A shell that takes bracketed pastes (bash 5.1+, zsh) only inserts \
             the text, newlines and all, and runs nothing until Enter: set enter to run it. \
+            A bracketed paste refuses text containing ESC[201~ or ESC[200~ (the paste's own \
+            delimiters), which would end it early and type the rest as keys. \
             Returns a cursor from just before the paste.",
         toolset: Toolset::Input,
         effect: Effect::Runs,

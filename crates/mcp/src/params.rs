@@ -176,7 +176,8 @@ pub struct PasteTextParams {
     #[schemars(length(min = 1, max = 1048576))]
     pub text: String,
     /// Wrap in bracketed-paste markers when the program asked for them (default true),
-    /// so shells and editors treat the text as pasted rather than typed.
+    /// so shells and editors treat the text as pasted rather than typed. A bracketed
+    /// paste refuses text containing ESC[200~ or ESC[201~.
     #[serde(default = "yes")]
     pub bracketed: bool,
     /// Press Enter after the paste (default false).
