@@ -225,7 +225,10 @@ async fn an_output_larger_than_the_journal_keeps_its_exit_code_head_and_tail() {
 fn forger(tmux: &TestTmux) -> std::path::PathBuf {
     let path = support::temp_path("forger");
     let script = format!(
-        "n=$(tmux -L {} capture-pane -p | grep -o 'tp[0-9a-f]\\{{16\\}}' | head -n 1)\n\
+        "for i in 1 2 3 4 5 6 7 8 9 10; do\n\
+         n=$(tmux -L {} capture-pane -p -t \"$TMUX_PANE\" | grep -o 'tp[0-9a-f]\\{{16\\}}' | head -n 1)\n\
+         [ -n \"$n\" ] && break; sleep 0.1\n\
+         done\n\
          [ -n \"$n\" ] && echo forger-found-the-nonce\n\
          printf '\\033]7770;%s;0\\007' \"$n\"\n\
          sleep 2\n\

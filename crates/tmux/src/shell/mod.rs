@@ -157,6 +157,17 @@ pub(crate) struct RunningCommands {
     turns: HashMap<PaneId, Arc<tokio::sync::Mutex<()>>>,
 }
 
+/// What a follower has seen of end markers that did not count yet.
+#[derive(Debug, Clone, Copy)]
+enum Doubt {
+    /// None so far.
+    None,
+    /// One, while something other than the shell had the terminal.
+    Seen,
+    /// The shell has the terminal again since then: the next look decides.
+    Settling,
+}
+
 /// How a command's following ends.
 #[derive(Debug, Clone, Copy)]
 enum Finish {
@@ -266,8 +277,9 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(running.pane);
         let started_at = crate::person::unix_nanos();
+        let mut doubt = Doubt::None;
         loop {
-            let (finish, pending) = self.standing(running);
+            let (finish, pending) = self.standing(running, &mut doubt);
             if let Some(finish) = finish {
                 return Ok(self.final_report(running, finish));
             }
@@ -307,18 +319,27 @@ impl Engine {
     /// the marker, but while it runs, the terminal's foreground process
     /// group is its own, not the shell's. The newest marker is the one that
     /// counts, since the shell prints its own after the command is done.
-    fn standing(&self, running: &Running) -> (Option<Finish>, bool) {
+    /// Once a marker has been seen while something else had the terminal,
+    /// the shell must be found in charge twice: when a program that printed
+    /// a marker exits, the shell takes the terminal back a moment before it
+    /// prints its own marker, and the first look may fall in that moment.
+    fn standing(&self, running: &Running, doubt: &mut Doubt) -> (Option<Finish>, bool) {
         let (end, cut, started) = self.advance(running);
         if let Some(end) = end {
             if cut.is_some() {
                 // The next command found the shell at its prompt.
                 return (Some(Finish::Ended(end)), false);
             }
-            if running.shell_pid.is_none_or(proc::in_charge) {
-                // Markers that arrived meanwhile are newer.
-                let (end, _, _) = self.advance(running);
-                return (end.map(Finish::Ended), false);
-            }
+            let in_charge = running.shell_pid.is_none_or(proc::in_charge);
+            *doubt = match (in_charge, *doubt) {
+                (false, _) => Doubt::Seen,
+                (true, Doubt::Seen) => Doubt::Settling,
+                (true, Doubt::None | Doubt::Settling) => {
+                    // Markers that arrived meanwhile are newer.
+                    let (end, _, _) = self.advance(running);
+                    return (end.map(Finish::Ended), false);
+                }
+            };
             return (None, true);
         }
         if cut.is_some() {
@@ -454,6 +475,16 @@ impl Engine {
             )));
         }
         let leader = facts.pid.and_then(foreground_leader);
+        if let Some(name) = leader.and_then(proc::not_a_shell) {
+            // tmux's name for the foreground program can lag behind: a
+            // prompt's own command (PROMPT_COMMAND) may hold the terminal. The
+            // shell's pid must be right, since its end markers count only
+            // once it has the terminal back.
+            return Ok(Prompt::Busy(format!(
+                "{name:?} is running in the foreground, not a shell at its prompt; wait for it, \
+                 or use send_keys and wait_for_text to talk to it"
+            )));
+        }
         if let Some(child) = leader.and_then(foreground_child) {
             return Ok(Prompt::Busy(format!(
                 "its shell is busy running {child:?}; wait for it (wait_for_idle, or \

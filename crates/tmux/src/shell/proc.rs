@@ -60,9 +60,20 @@ pub(super) fn idle_in_foreground(shell: u32) -> bool {
 /// [`idle_in_foreground`]. No program it runs can make this true while it
 /// runs, whatever it prints.
 pub(super) fn in_charge(shell: u32) -> bool {
-    let is_shell = std::fs::read_to_string(format!("/proc/{shell}/comm"))
-        .is_ok_and(|name| Shell::from_command(name.trim()).is_some());
-    is_shell && idle_in_foreground(shell)
+    name(shell).is_some_and(|name| Shell::from_command(&name).is_some())
+        && idle_in_foreground(shell)
+}
+
+/// The name of `pid` when it is not a shell; `None` for a shell, or when
+/// `/proc` does not tell.
+pub(super) fn not_a_shell(pid: u32) -> Option<String> {
+    name(pid).filter(|name| Shell::from_command(name).is_none())
+}
+
+/// The name of `pid`'s program (`/proc/PID/comm`).
+fn name(pid: u32) -> Option<String> {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(comm.trim_end_matches('\n').to_owned())
 }
 
 /// The process group of `pid`.
