@@ -60,6 +60,10 @@ pub use wrapper::{hide_wrappers, wrapper};
 /// How long a shell that is not (yet) at its prompt gets to get there.
 const PROMPT_GRACE: Duration = Duration::from_millis(1500);
 
+/// How long the terminal's foreground process must stay the same before a
+/// process other than the pane's first is taken for its shell.
+const LEADER_SETTLE: Duration = Duration::from_millis(25);
+
 /// How often an end marker that does not count yet (its shell has not got
 /// the terminal back) is looked at again.
 const RECHECK: Duration = Duration::from_millis(50);
@@ -475,6 +479,18 @@ impl Engine {
             )));
         }
         let leader = facts.pid.and_then(foreground_leader);
+        if leader.is_some() && leader != facts.pid {
+            // A nested shell, or a child the shell just forked (for a
+            // PROMPT_COMMAND) that has not exec'd its program yet and still
+            // goes by the shell's name. Only the nested shell is still there
+            // a moment later.
+            tokio::time::sleep(LEADER_SETTLE).await;
+            if facts.pid.and_then(foreground_leader) != leader {
+                return Ok(Prompt::Busy(
+                    "its shell is running its prompt's commands".into(),
+                ));
+            }
+        }
         if let Some(name) = leader.and_then(proc::not_a_shell) {
             // tmux's name for the foreground program can lag behind: a
             // prompt's own command (PROMPT_COMMAND) may hold the terminal. The
