@@ -382,8 +382,10 @@ pub(crate) const SPECS: &[Spec] = &[
         description: "Run a command line in a pane's shell (cd and export persist); return its exit \
             code and its own output (no prompt, no echo). Needs a shell at its prompt; for a \
             REPL or full-screen program use send_keys. On timeout it keeps running: pass the \
-            result's command_id to wait_for_command. Captures show the line as typed, \
-            without termpilot's markers.",
+            result's command_id to wait_for_command. It ends only once the shell has the \
+            terminal back (a program cannot fake it); an output larger than the journal keeps \
+            head and tail (lost_bytes). Captures show the line as typed, without termpilot's \
+            markers.",
         toolset: Toolset::Input,
         effect: Effect::Runs,
         input: input::<RunCommandParams>,
@@ -429,7 +431,8 @@ pub(crate) const SPECS: &[Spec] = &[
         title: "Paste text into a pane",
         description: "Paste text as a terminal paste (bracketed when the program asked for it), \
             newlines included, nothing interpreted: for scripts and file contents. A shell \
-            taking bracketed pastes runs nothing until Enter: set enter to run it.",
+            taking bracketed pastes runs nothing until Enter: set enter to run it. A bracketed \
+            paste refuses text containing ESC[200~ or ESC[201~ (it would end the paste early).",
         toolset: Toolset::Input,
         effect: Effect::Runs,
         input: input::<PasteTextParams>,

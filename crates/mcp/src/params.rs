@@ -178,7 +178,8 @@ pub struct PasteTextParams {
     /// Text to paste, exactly as given.
     #[schemars(length(min = 1, max = 1048576))]
     pub text: String,
-    /// Bracketed-paste markers when the program asked for them.
+    /// Bracketed-paste markers when the program asked for them; refuses text containing
+    /// ESC[200~ or ESC[201~.
     #[serde(default = "yes")]
     pub bracketed: bool,
     /// Press Enter after the paste.

@@ -284,6 +284,10 @@ pub struct CommandEntry {
     pub total_lines: usize,
     /// Id of the full output when it was cut, for read_output.
     pub output_id: Option<String>,
+    /// Bytes of the command's output that are gone because it printed more
+    /// than the pane's journal keeps (`--journal-mb`): the output then holds
+    /// its head and its tail, with a line between them saying how much is lost.
+    pub lost_bytes: u64,
     /// Seconds since the command was typed.
     pub elapsed_s: f64,
     /// Cursor just after the command's output.

@@ -271,6 +271,7 @@ fn command_done(
         truncated: output.truncated,
         total_lines: output.total_lines,
         output_id: output.output_id.clone(),
+        lost_bytes: report.lost_bytes,
         elapsed_s: report.elapsed.as_secs_f64(),
         cursor: server.cursor(report.pane, report.cursor),
         awaiting_input: awaiting,

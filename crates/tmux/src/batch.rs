@@ -194,7 +194,7 @@ impl Engine {
             } => {
                 let buffer = self.buffer_name();
                 (
-                    paste_commands(pane, &buffer, text, *bracketed, *enter),
+                    paste_commands(pane, &buffer, text, *bracketed, *enter)?,
                     Some(text.clone()),
                 )
             }

@@ -538,7 +538,7 @@ impl Engine {
         self.refuse_own_pane(pane, "paste into")?;
         self.refuse_held(&[pane]).await?;
         let buffer = self.buffer_name();
-        let commands = paste_commands(pane, &buffer, text, bracketed, enter);
+        let commands = paste_commands(pane, &buffer, text, bracketed, enter)?;
         let cursor = self.run_for_pane(pane, commands).await?;
         self.shared.panes.record_typed(pane, cursor, text);
         Ok(cursor)
@@ -710,13 +710,21 @@ pub(crate) fn input_commands(pane: PaneId, input: &Input) -> Vec<Command> {
 }
 
 /// The tmux commands that paste `text` into `pane` through `buffer`.
+///
+/// A bracketed paste refuses text holding a bracketed-paste delimiter: an
+/// end-of-paste sequence (`ESC[201~`) would end the paste early and the
+/// program would take the rest as typed keys (a shell runs each line), and
+/// a start-of-paste sequence (`ESC[200~`) has no place inside a paste either.
 pub(crate) fn paste_commands(
     pane: PaneId,
     buffer: &str,
     text: &str,
     bracketed: bool,
     enter: bool,
-) -> Vec<Command> {
+) -> Result<Vec<Command>> {
+    if bracketed {
+        refuse_paste_delimiters(text)?;
+    }
     let target = pane.to_string();
     let mut paste = Command::new("paste-buffer")
         .flag("-d")
@@ -736,7 +744,23 @@ pub(crate) fn paste_commands(
     if enter {
         commands.push(Command::new("send-keys").opt("-t", &target).arg("Enter"));
     }
-    commands
+    Ok(commands)
+}
+
+/// Refuses text that holds `ESC[200~` or `ESC[201~`.
+fn refuse_paste_delimiters(text: &str) -> Result<()> {
+    for (sequence, what) in [("\x1b[201~", "end"), ("\x1b[200~", "start")] {
+        if let Some(at) = text.find(sequence) {
+            return Err(Error::InvalidArgument(format!(
+                "text contains ESC[{}~ (the {what}-of-paste sequence) at byte {at}: a bracketed \
+                 paste cannot carry it, since it would let the rest of the text out of the paste \
+                 as typed keys; remove it (or paste with bracketed: false, where every line is \
+                 typed as keys anyway)",
+                &sequence[2..5],
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Adds a new pane's directory, environment and command. The directory is

@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, shell_installed, shell_pane};
-use termpilot_tmux::{ChannelOutcome, Engine, Error, Input, NewSession};
+use termpilot_tmux::{ChannelOutcome, Engine, EngineConfig, Error, Input, NewSession};
 
 async fn connect(tmux: &TestTmux) -> Engine {
     Engine::connect(tmux.config()).await.expect("connect")
@@ -186,4 +186,117 @@ async fn a_long_output_is_whole_and_the_command_finished() {
     let lines: Vec<&str> = report.output.lines().collect();
     assert_eq!(lines.len(), 200_000);
     assert_eq!((lines[0], lines[199_999]), ("1", "200000"));
+}
+
+#[tokio::test]
+async fn an_output_larger_than_the_journal_keeps_its_exit_code_head_and_tail() {
+    let tmux = TestTmux::new();
+    let engine = Engine::connect(EngineConfig {
+        journal_bytes: 1 << 20,
+        ..tmux.config()
+    })
+    .await
+    .expect("connect");
+    let pane = shell_pane(&engine, "bash", None).await;
+    // 2.5 MB of output into a 1 MiB journal: its start is evicted long
+    // before the command ends.
+    let report = engine
+        .run_command(pane, "seq 1 400000; sh -c 'exit 7'", LIMIT * 3)
+        .await
+        .unwrap();
+    assert_eq!((report.exit_code, report.interrupted), (Some(7), false));
+    assert!(report.lost_bytes > 0, "{}", report.lost_bytes);
+    let lines: Vec<&str> = report.output.lines().collect();
+    assert_eq!(lines.first(), Some(&"1"), "the head is kept");
+    assert_eq!(lines.last(), Some(&"400000"), "the tail is kept");
+    let kept: usize = report.output.len();
+    assert!(
+        kept as u64 + report.lost_bytes >= 2_400_000,
+        "kept {kept} + lost {} accounts for the whole output",
+        report.lost_bytes
+    );
+    // The shell took the next command at once.
+    let next = engine.run_command(pane, "echo next", LIMIT).await.unwrap();
+    assert_eq!((next.exit_code, next.output.as_str()), (Some(0), "next"));
+}
+
+/// A script that reads the nonce of the running command from the screen,
+/// prints a forged end marker claiming success, then goes on running.
+fn forger(tmux: &TestTmux) -> std::path::PathBuf {
+    let path = support::temp_path("forger");
+    let script = format!(
+        "for i in 1 2 3 4 5 6 7 8 9 10; do\n\
+         n=$(tmux -L {} capture-pane -p -t \"$TMUX_PANE\" | grep -o 'tp[0-9a-f]\\{{16\\}}' | head -n 1)\n\
+         [ -n \"$n\" ] && break; sleep 0.1\n\
+         done\n\
+         [ -n \"$n\" ] && echo forger-found-the-nonce\n\
+         printf '\\033]7770;%s;0\\007' \"$n\"\n\
+         sleep 2\n\
+         exit 42\n",
+        tmux.name
+    );
+    std::fs::write(&path, script).expect("write the forger");
+    path
+}
+
+#[tokio::test]
+async fn a_program_printing_the_end_marker_does_not_finish_the_command() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, "bash", None).await;
+    let script = forger(&tmux);
+    let command = format!("sh {}", script.display());
+    let report = engine.run_command(pane, &command, LIMIT).await.unwrap();
+    let _ = std::fs::remove_file(&script);
+    assert!(
+        report.output.contains("forger-found-the-nonce"),
+        "{report:?}"
+    );
+    assert_eq!((report.exit_code, report.interrupted), (Some(42), false));
+}
+
+#[tokio::test]
+async fn a_forged_end_marker_leaves_the_command_running_until_its_timeout() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, "bash", None).await;
+    let script = forger(&tmux);
+    let command = format!("sh {}", script.display());
+    let early = engine
+        .run_command(pane, &command, Duration::from_millis(1200))
+        .await
+        .unwrap();
+    assert_eq!(
+        (early.exit_code, early.interrupted),
+        (None, false),
+        "{early:?}"
+    );
+    let done = engine.wait_for_command(&early.id, LIMIT).await.unwrap();
+    let _ = std::fs::remove_file(&script);
+    assert!(done.output.contains("forger-found-the-nonce"), "{done:?}");
+    assert_eq!(done.exit_code, Some(42));
+}
+
+#[tokio::test]
+async fn a_bracketed_paste_cannot_end_early() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, "bash", None).await;
+    let cursor = engine.journal_end(pane);
+    // bash takes bracketed pastes: without the end-of-paste sequence in the
+    // middle, nothing would run before Enter.
+    let pasted = engine
+        .paste(pane, "echo a\x1b[201~echo INJECTED-$((6*7))\n", true, false)
+        .await;
+    let err = pasted.expect_err("a paste with an end-of-paste sequence is refused");
+    assert!(err.to_string().contains("ESC[201~"), "{err}");
+    let started = engine
+        .paste(pane, "echo b\x1b[200~echo NESTED-$((6*7))\n", true, false)
+        .await;
+    assert!(started.is_err(), "a start-of-paste sequence is refused too");
+    // Whatever reached the shell would have run by the time this has.
+    let after = engine.run_command(pane, "echo after", LIMIT).await.unwrap();
+    assert_eq!(after.output, "after");
+    let text = support::journal_text(&engine, pane, cursor);
+    assert!(!text.contains("INJECTED-42"), "{text:?}");
 }

@@ -109,12 +109,12 @@ impl Engine {
         if settle.is_zero() {
             return self.follow(running, timeout).await;
         }
-        let in_command = || self.progress(running, false).started;
+        let in_command = || self.advance(running).2;
         tokio::select! {
             biased;
             report = self.follow(running, timeout) => report,
             found = self.input_awaited(running.pane, settle, in_command) => {
-                let mut report = self.final_report(running, false);
+                let mut report = self.final_report(running, super::Finish::Running);
                 if report.exit_code.is_none() && !report.interrupted {
                     report.input = Some(found);
                 }

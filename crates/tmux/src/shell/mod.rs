@@ -20,8 +20,17 @@
 //! into it, even when the shell was still starting up when the line was
 //! typed.
 //! The terminal's echo of the wrapper shows the nonce too, but only as the
-//! text `\033]7770;`, never with a real ESC byte before it, so neither the echo
-//! nor a program's output (which cannot know the nonce) can fake completion.
+//! text `\033]7770;`, never with a real ESC byte before it, so the echo cannot
+//! pass for a marker. A program can read the nonce off the screen and print
+//! an end marker, though, so an end marker counts only once the shell itself
+//! has the terminal again: its process group is the terminal's foreground
+//! group and it runs no child there (see `proc::in_charge`), which no program
+//! it runs can bring about while it runs. Until then the command is still
+//! running, and the newest end marker is the one that counts.
+//!
+//! The output is read as it streams in (`tracker`): where it begins and its
+//! first bytes are kept, so an output larger than the pane's journal still
+//! gets its exit code, its head and its tail, and says how much is lost.
 //!
 //! History: in bash the wrapper replaces its own history entry with the
 //! command line alone (`history -s`). zsh gets the wrapper with a leading
@@ -31,7 +40,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use termpilot_control::PaneId;
@@ -44,13 +53,23 @@ use crate::ops::Input;
 mod awaiting;
 mod foreground;
 mod proc;
+mod tracker;
 mod wrapper;
 pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
+use tracker::{EndMarker, Output, Tracker};
 pub use wrapper::{hide_wrappers, wrapper};
 
 /// How long a shell that is not (yet) at its prompt gets to get there.
 const PROMPT_GRACE: Duration = Duration::from_millis(1500);
+
+/// How long the terminal's foreground process must stay the same before a
+/// process other than the pane's first is taken for its shell.
+const LEADER_SETTLE: Duration = Duration::from_millis(25);
+
+/// How often an end marker that does not count yet (its shell has not got
+/// the terminal back) is looked at again.
+const RECHECK: Duration = Duration::from_millis(50);
 
 /// Whether a pane's shell can take a command now.
 enum Prompt {
@@ -108,7 +127,9 @@ pub struct CommandReport {
     pub cursor: u64,
     /// Journal position before the command was typed.
     pub start_cursor: u64,
-    /// Bytes of its output lost to eviction.
+    /// Bytes of its output that `output` lacks: more than the pane's journal
+    /// holds (or dropped by tmux). `output` then keeps the head and the tail,
+    /// with a line between them saying how many bytes are lost.
     pub lost_bytes: u64,
     /// The command ended without its exit code (a C-c makes the shell drop
     /// the rest of the wrapper's line): its shell is idle under its prompt
@@ -125,9 +146,10 @@ pub(crate) struct Running {
     nonce: String,
     cursor: u64,
     started: Instant,
-    /// Where the next command typed into the pane began, once there is one:
-    /// this command's output can go no further.
-    cut: Option<u64>,
+    /// Its markers and the head of its output, kept up to date as the
+    /// output streams in (see [`Engine::keep_tracking`]). Locked inside the
+    /// pane's journal lock, never the other way round.
+    tracker: Arc<Mutex<Tracker>>,
     /// The shell that took the command, and its prompt as shown before it
     /// (when known): the same shell idle in the foreground under the same
     /// prompt means the command ended without its end marker.
@@ -144,15 +166,27 @@ pub(crate) struct RunningCommands {
     turns: HashMap<PaneId, Arc<tokio::sync::Mutex<()>>>,
 }
 
-/// What the journal shows of a command so far.
-struct Progress {
-    exit_code: Option<i32>,
-    interrupted: bool,
-    /// The start marker was seen: the shell began the command.
-    started: bool,
-    output: String,
-    cursor: u64,
-    lost: u64,
+/// What a follower has seen of end markers that did not count yet.
+#[derive(Debug, Clone, Copy)]
+enum Doubt {
+    /// None so far.
+    None,
+    /// One, while something other than the shell had the terminal.
+    Seen,
+    /// The shell has the terminal again since then: the next look decides.
+    Settling,
+}
+
+/// How a command's following ends.
+#[derive(Debug, Clone, Copy)]
+enum Finish {
+    /// Its end marker counts: the shell printed it and has the terminal.
+    Ended(EndMarker),
+    /// It ended without an end marker: cut off by the next command, or its
+    /// shell is `back` at its prompt (see [`Engine::prompt_back`]).
+    Interrupted { back: bool },
+    /// Still running when the time was up.
+    Running,
 }
 
 impl Engine {
@@ -201,25 +235,27 @@ impl Engine {
         };
         let started = Instant::now();
         let cursor = self.send_input(pane, &input).await?;
+        let journal_max = self.shared.config.journal_bytes;
         let running = Running {
             pane,
             nonce: nonce.clone(),
             cursor,
             started,
-            cut: None,
+            tracker: Arc::new(Mutex::new(Tracker::new(&nonce, cursor, journal_max))),
             shell_pid,
             prompt,
         };
         self.commands(|commands| {
             // The shell was at its prompt, so an earlier command in this pane
             // that never printed its end marker is over.
-            for earlier in commands.by_id.values_mut() {
-                if earlier.pane == pane && earlier.cut.is_none() {
-                    earlier.cut = Some(cursor);
+            for earlier in commands.by_id.values() {
+                if earlier.pane == pane {
+                    lock(&earlier.tracker).cut_at(cursor);
                 }
             }
             commands.by_id.insert(nonce.clone(), running.clone());
         });
+        self.keep_tracking(&running);
         let left = timeout.saturating_sub(asked.elapsed());
         self.follow_or_input(&running, left, settle).await
     }
@@ -250,21 +286,38 @@ impl Engine {
         self.follow_or_input(&running, timeout, settle).await
     }
 
+    /// Reads the command's output as it arrives, whether or not a call
+    /// follows it (a command that timed out may print more than the journal
+    /// holds before `wait_for_command` picks it up), until its report has
+    /// been returned or its pane is gone.
+    fn keep_tracking(&self, running: &Running) {
+        let shared = Arc::downgrade(&self.shared);
+        let tracker = Arc::downgrade(&running.tracker);
+        let pane = running.pane;
+        let mut journal_rx = self.subscribe(pane);
+        tokio::spawn(async move {
+            while journal_rx.changed().await.is_ok() {
+                let (Some(shared), Some(tracker)) = (shared.upgrade(), tracker.upgrade()) else {
+                    return;
+                };
+                shared
+                    .panes
+                    .with_journal(pane, |journal| lock(&tracker).advance(journal));
+            }
+        });
+    }
+
     async fn follow(&self, running: &Running, timeout: Duration) -> Result<CommandReport> {
         let deadline = Instant::now() + timeout;
         let mut journal_rx = self.subscribe(running.pane);
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(running.pane);
         let started_at = crate::person::unix_nanos();
+        let mut doubt = Doubt::None;
         loop {
-            // Only the markers on each wake-up: the output is cleaned once, at the end.
-            let seen = self.progress(running, false);
-            let back = seen.exit_code.is_none()
-                && !seen.interrupted
-                && seen.started
-                && self.prompt_back(running);
-            if seen.exit_code.is_some() || seen.interrupted || back {
-                return Ok(self.final_report(running, back));
+            let (finish, pending) = self.standing(running, &mut doubt);
+            if let Some(finish) = finish {
+                return Ok(self.final_report(running, finish));
             }
             tokio::select! {
                 changed = journal_rx.changed() => {
@@ -285,36 +338,105 @@ impl Engine {
                         });
                     }
                 }
-                () = tokio::time::sleep_until(deadline) => return Ok(self.final_report(running, false)),
+                // The shell taking the terminal back prints nothing: look again.
+                () = tokio::time::sleep(RECHECK), if pending => {}
+                () = tokio::time::sleep_until(deadline) => {
+                    return Ok(self.final_report(running, Finish::Running));
+                }
             }
         }
     }
 
-    /// What the journal shows of the command now; `with_output` also cleans
-    /// its output, which only the final report needs.
-    fn progress(&self, running: &Running, with_output: bool) -> Progress {
-        let cut = self.commands(|commands| commands.by_id.get(&running.nonce)?.cut);
+    /// Whether the command is over and how; `pending` when an end marker
+    /// was seen but does not count yet.
+    ///
+    /// An end marker counts only once the shell itself has the terminal
+    /// again, idle: a program can read the nonce off the screen and print
+    /// the marker, but while it runs, the terminal's foreground process
+    /// group is its own, not the shell's. The newest marker is the one that
+    /// counts, since the shell prints its own after the command is done.
+    /// Once a marker has been seen while something else had the terminal,
+    /// the shell must be found in charge twice: when a program that printed
+    /// a marker exits, the shell takes the terminal back a moment before it
+    /// prints its own marker, and the first look may fall in that moment.
+    fn standing(&self, running: &Running, doubt: &mut Doubt) -> (Option<Finish>, bool) {
+        let (end, cut, started) = self.advance(running);
+        if let Some(end) = end {
+            if cut.is_some() {
+                // The next command found the shell at its prompt.
+                return (Some(Finish::Ended(end)), false);
+            }
+            let in_charge = running.shell_pid.is_none_or(proc::in_charge);
+            *doubt = match (in_charge, *doubt) {
+                (false, _) => Doubt::Seen,
+                (true, Doubt::Seen) => Doubt::Settling,
+                (true, Doubt::None | Doubt::Settling) => {
+                    // Markers that arrived meanwhile are newer.
+                    let (end, _, _) = self.advance(running);
+                    return (end.map(Finish::Ended), false);
+                }
+            };
+            return (None, true);
+        }
+        if cut.is_some() {
+            return (Some(Finish::Interrupted { back: false }), false);
+        }
+        if started && self.prompt_back(running) {
+            return (Some(Finish::Interrupted { back: true }), false);
+        }
+        (None, false)
+    }
+
+    /// Reads what arrived since the last look: the newest end marker, the
+    /// cut, and whether the command started.
+    fn advance(&self, running: &Running) -> (Option<EndMarker>, Option<u64>, bool) {
         self.read_journal(running.pane, |journal| {
-            progress(journal, running, cut, with_output)
+            let mut tracker = lock(&running.tracker);
+            tracker.advance(journal);
+            (tracker.last_end, tracker.cut, tracker.started())
         })
     }
 
-    /// The report as the command stands, interrupted if its shell is `back`
-    /// (see [`Engine::prompt_back`]); a command that ended leaves the table.
-    fn final_report(&self, running: &Running, back: bool) -> CommandReport {
-        let mut progress = self.progress(running, true);
-        if back && progress.exit_code.is_none() {
-            progress.interrupted = true;
-            if let Some(prompt) = running.prompt.as_deref()
-                && let Some(output) = progress.output.trim_end().strip_suffix(prompt)
-            {
-                progress.output = output.trim_end_matches('\n').to_owned();
-            }
+    /// The report as the command stands; a command that ended leaves the
+    /// table.
+    fn final_report(&self, running: &Running, finish: Finish) -> CommandReport {
+        let (output, cursor) = self.read_journal(running.pane, |journal| {
+            let tracker = lock(&running.tracker);
+            let end = match finish {
+                Finish::Ended(end) => end.at,
+                _ => tracker.cut.unwrap_or_else(|| journal.end()),
+            };
+            let cursor = match finish {
+                Finish::Ended(end) => end.after,
+                _ => end,
+            };
+            (tracker.output(journal, end), cursor)
+        });
+        let mut text = output_text(&output);
+        if let Finish::Interrupted { back: true } = finish
+            && let Some(prompt) = running.prompt.as_deref()
+            && let Some(before) = text.trim_end().strip_suffix(prompt)
+        {
+            text = before.trim_end_matches('\n').to_owned();
         }
-        if progress.exit_code.is_some() || progress.interrupted {
+        if !matches!(finish, Finish::Running) {
             self.commands(|commands| commands.by_id.remove(&running.nonce));
         }
-        report(running, progress)
+        CommandReport {
+            id: running.nonce.clone(),
+            pane: running.pane,
+            exit_code: match finish {
+                Finish::Ended(end) => Some(end.code),
+                _ => None,
+            },
+            output: text,
+            elapsed: running.started.elapsed(),
+            cursor,
+            start_cursor: running.cursor,
+            lost_bytes: output.lost,
+            interrupted: matches!(finish, Finish::Interrupted { .. }),
+            input: None,
+        }
     }
 
     /// Whether the command's shell is back: idle in the foreground (no
@@ -390,6 +512,28 @@ impl Engine {
             )));
         }
         let leader = facts.pid.and_then(foreground_leader);
+        if leader.is_some() && leader != facts.pid {
+            // A nested shell, or a child the shell just forked (for a
+            // PROMPT_COMMAND) that has not exec'd its program yet and still
+            // goes by the shell's name. Only the nested shell is still there
+            // a moment later.
+            tokio::time::sleep(LEADER_SETTLE).await;
+            if facts.pid.and_then(foreground_leader) != leader {
+                return Ok(Prompt::Busy(
+                    "its shell is running its prompt's commands".into(),
+                ));
+            }
+        }
+        if let Some(name) = leader.and_then(proc::not_a_shell) {
+            // tmux's name for the foreground program can lag behind: a
+            // prompt's own command (PROMPT_COMMAND) may hold the terminal. The
+            // shell's pid must be right, since its end markers count only
+            // once it has the terminal back.
+            return Ok(Prompt::Busy(format!(
+                "{name:?} is running in the foreground, not a shell at its prompt; wait for it, \
+                 or use send_keys and wait_for_text to talk to it"
+            )));
+        }
         if let Some(child) = leader.and_then(foreground_child) {
             return Ok(Prompt::Busy(format!(
                 "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
@@ -415,98 +559,35 @@ impl Engine {
     }
 }
 
-fn report(running: &Running, progress: Progress) -> CommandReport {
-    CommandReport {
-        id: running.nonce.clone(),
-        pane: running.pane,
-        exit_code: progress.exit_code,
-        output: progress.output,
-        elapsed: running.started.elapsed(),
-        cursor: progress.cursor,
-        start_cursor: running.cursor,
-        lost_bytes: progress.lost,
-        interrupted: progress.interrupted,
-        input: None,
-    }
-}
-
-/// Reads the journal after the command was typed: output between the start
-/// and end markers, and the exit code in the end marker. Without an end
-/// marker before `cut` (where the next command began), the command was
-/// interrupted.
-fn progress(
-    journal: &termpilot_journal::Journal,
-    running: &Running,
-    cut: Option<u64>,
-    with_output: bool,
-) -> Progress {
-    let clean = |body: &[u8]| {
-        if with_output {
-            clean_output(body)
-        } else {
-            String::new()
+/// The output's text, control sequences removed; a line in the middle says
+/// how much of it was lost.
+fn output_text(output: &Output) -> String {
+    let text = if output.lost == 0 {
+        termpilot_journal::clean_text(&[&output.head[..], &output.tail[..]].concat())
+    } else {
+        let head = termpilot_journal::clean_text(&output.head);
+        let tail = termpilot_journal::clean_text(&output.tail);
+        let mut text = head.trim_end_matches('\n').to_owned();
+        if !text.is_empty() {
+            text.push('\n');
         }
+        text.push_str(&lost_line(output.lost));
+        text.push('\n');
+        text.push_str(tail.trim_start_matches('\n'));
+        text
     };
-    let read = journal.read_from(running.cursor);
-    let first = running.cursor + read.lost;
-    let cut_at = cut.map(|cut| (cut.saturating_sub(first) as usize).min(read.bytes.len()));
-    let bytes: &[u8] = &read.bytes[..cut_at.unwrap_or(read.bytes.len())];
-    let mut marker = MARKER_PREFIX.to_vec();
-    marker.extend_from_slice(running.nonce.as_bytes());
-    marker.push(b';');
-    let finder = memchr::memmem::Finder::new(&marker);
-    let mut body_start = None;
-    let mut from = 0;
-    while let Some(found) = finder.find(&bytes[from..]) {
-        let at = from + found;
-        let payload = &bytes[at + marker.len()..];
-        let Some(bell) = memchr::memchr(0x07, payload) else {
-            break;
-        };
-        let value = &payload[..bell];
-        let after = at + marker.len() + bell + 1;
-        if value == b"start" {
-            body_start = Some(after);
-        } else if let Some(start) = body_start {
-            let code = std::str::from_utf8(value)
-                .ok()
-                .and_then(|v| v.trim().parse().ok());
-            return finished(running, read.lost, clean(&bytes[start..at]), code, after);
-        }
-        from = after;
-    }
-    let body = body_start.map_or(&bytes[..0], |start| &bytes[start..]);
-    Progress {
-        exit_code: None,
-        interrupted: cut.is_some(),
-        started: body_start.is_some(),
-        output: clean(body),
-        cursor: cut.unwrap_or_else(|| journal.end()),
-        lost: read.lost,
-    }
+    text.trim_end_matches('\n').to_owned()
 }
 
-fn finished(
-    running: &Running,
-    lost: u64,
-    output: String,
-    exit_code: Option<i32>,
-    after: usize,
-) -> Progress {
-    Progress {
-        exit_code: exit_code.or(Some(-1)),
-        interrupted: false,
-        started: true,
-        output,
-        cursor: running.cursor + lost + after as u64,
-        lost,
-    }
+/// The line that stands for the part of an output the journal lost.
+fn lost_line(lost: u64) -> String {
+    format!("[... {lost} bytes of output lost: more than the pane's journal keeps ...]")
 }
 
-fn clean_output(body: &[u8]) -> String {
-    termpilot_journal::clean_text(body)
-        .trim_end_matches('\n')
-        .to_owned()
+/// Locks a command's tracker. A std `Mutex`: held only to scan newly
+/// arrived bytes or to copy the output out, never across an `.await`.
+fn lock(tracker: &Mutex<Tracker>) -> std::sync::MutexGuard<'_, Tracker> {
+    tracker.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The text of the journal's unfinished last line, as cleaned: a shell's
@@ -545,74 +626,63 @@ mod tests {
         assert_eq!(Shell::from_command("python3"), None);
     }
 
-    #[test]
-    fn output_lies_between_the_echo_and_the_marker() {
-        let nonce = "tp0123";
-        let typed = format!(
-            "$ {{ printf '\\033]7770;{nonce};start\\007'; ls\r\n> }}; printf '\\033]7770;{nonce};%s\\007' \"$?\"\r\n"
-        );
+    /// The output a tracker finds in `stream` (typed at offset 0), cut at
+    /// `cut` if given, and the exit code.
+    fn tracked(stream: &[u8], cut: Option<u64>) -> (String, Option<i32>) {
         let mut journal = termpilot_journal::Journal::new(termpilot_journal::Limits::default());
-        journal.append(b"old stuff\r\n");
-        let running = Running {
-            pane: PaneId(1),
-            nonce: nonce.into(),
-            cursor: journal.end(),
-            started: Instant::now(),
-            cut: None,
-            shell_pid: None,
-            prompt: None,
-        };
-        journal.append(typed.as_bytes());
-        journal.append(format!("\x1b]7770;{nonce};start\x07").as_bytes());
-        journal.append(b"a.txt\r\nb.txt\r\n");
-        let pending = progress(&journal, &running, None, true);
-        assert_eq!(pending.exit_code, None);
-        assert_eq!(pending.output, "a.txt\nb.txt");
-        journal.append(format!("\x1b]7770;{nonce};3\x07$ ").as_bytes());
-        let done = progress(&journal, &running, None, true);
-        assert_eq!(done.exit_code, Some(3));
-        assert_eq!(done.output, "a.txt\nb.txt");
-        assert_eq!(done.cursor, journal.end() - 2);
+        journal.append(stream);
+        let mut tracker = Tracker::new("tp0123", 0, 1 << 20);
+        if let Some(cut) = cut {
+            tracker.cut_at(cut);
+        }
+        tracker.advance(&journal);
+        let end = tracker.last_end;
+        let to = end.map_or(cut.unwrap_or(journal.end()), |end| end.at);
+        let output = tracker.output(&journal, to);
+        (output_text(&output), end.map(|end| end.code))
     }
 
     #[test]
-    fn a_command_cut_off_by_the_next_one_was_interrupted() {
-        let nonce = "tp0123";
-        let mut journal = termpilot_journal::Journal::new(termpilot_journal::Limits::default());
-        let running = Running {
-            pane: PaneId(1),
-            nonce: nonce.into(),
-            cursor: 0,
-            started: Instant::now(),
-            cut: None,
-            shell_pid: None,
-            prompt: None,
-        };
-        journal.append(format!("\x1b]7770;{nonce};start\x07partial\r\n^C\r\n$ ").as_bytes());
-        let next = journal.end();
-        journal.append(b"{ printf next-command-echo\r\n");
-        let running_on = progress(&journal, &running, None, true);
-        assert!(!running_on.interrupted);
-        let cut = progress(&journal, &running, Some(next), true);
-        assert!(cut.interrupted);
-        assert_eq!(cut.exit_code, None);
-        assert_eq!(cut.output, "partial\n^C\n$ ");
-        assert_eq!(cut.cursor, next);
+    fn output_lies_between_the_echo_and_the_marker() {
+        let typed = "$ { printf '\\033]7770;tp0123;start\\007'; ls\r\n> }; printf \
+                     '\\033]7770;tp0123;%s\\007' \"$?\"\r\n";
+        let running = format!("{typed}\x1b]7770;tp0123;start\x07a.txt\r\nb.txt\r\n");
+        assert_eq!(
+            tracked(running.as_bytes(), None),
+            ("a.txt\nb.txt".into(), None)
+        );
+        let done = format!("{running}\x1b]7770;tp0123;3\x07$ ");
+        assert_eq!(
+            tracked(done.as_bytes(), None),
+            ("a.txt\nb.txt".into(), Some(3))
+        );
+    }
+
+    #[test]
+    fn a_command_cut_off_by_the_next_one_ends_there() {
+        let mut stream = b"\x1b]7770;tp0123;start\x07partial\r\n^C\r\n$ ".to_vec();
+        let next = stream.len() as u64;
+        stream.extend(b"{ printf next-command-echo\r\n");
+        let (output, code) = tracked(&stream, Some(next));
+        assert_eq!((output.as_str(), code), ("partial\n^C\n$ ", None));
     }
 
     #[test]
     fn a_forged_marker_without_the_nonce_does_not_finish() {
-        let mut journal = termpilot_journal::Journal::new(termpilot_journal::Limits::default());
-        let running = Running {
-            pane: PaneId(1),
-            nonce: "tpreal".into(),
-            cursor: 0,
-            started: Instant::now(),
-            cut: None,
-            shell_pid: None,
-            prompt: None,
+        let stream = b"\x1b]7770;tp0123;start\x07echo\r\n\x1b]7770;tpfake;0\x07 \\033]7770;tp0123;0\\007\r\n";
+        assert_eq!(tracked(stream, None).1, None);
+    }
+
+    #[test]
+    fn a_lost_middle_is_marked() {
+        let output = Output {
+            head: b"1\r\n2\r\n".to_vec(),
+            tail: b"9\r\n10\r\n".to_vec(),
+            lost: 12,
         };
-        journal.append(b"\x1b]7770;tpreal;start\x07echo\r\n\x1b]7770;tpfake;0\x07 \\033]7770;tpreal;0\\007\r\n");
-        assert_eq!(progress(&journal, &running, None, true).exit_code, None);
+        assert_eq!(
+            output_text(&output),
+            format!("1\n2\n{}\n9\n10", lost_line(12))
+        );
     }
 }

@@ -55,6 +55,27 @@ pub(super) fn idle_in_foreground(shell: u32) -> bool {
     stat_field(shell, TPGID) == Some(shell) && foreground_child(shell).is_none()
 }
 
+/// Whether `shell` is still a shell (a command may `exec` another program
+/// in its place) and has the terminal to itself: see
+/// [`idle_in_foreground`]. No program it runs can make this true while it
+/// runs, whatever it prints.
+pub(super) fn in_charge(shell: u32) -> bool {
+    name(shell).is_some_and(|name| Shell::from_command(&name).is_some())
+        && idle_in_foreground(shell)
+}
+
+/// The name of `pid` when it is not a shell; `None` for a shell, or when
+/// `/proc` does not tell.
+pub(super) fn not_a_shell(pid: u32) -> Option<String> {
+    name(pid).filter(|name| Shell::from_command(name).is_none())
+}
+
+/// The name of `pid`'s program (`/proc/PID/comm`).
+fn name(pid: u32) -> Option<String> {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(comm.trim_end_matches('\n').to_owned())
+}
+
 /// The process group of `pid`.
 fn process_group(pid: u32) -> Option<u32> {
     stat_field(pid, PGRP)

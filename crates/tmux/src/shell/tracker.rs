@@ -1,0 +1,353 @@
+//! Following one command's markers through its pane's journal as the
+//! output streams in.
+//!
+//! The journal keeps only the newest bytes of a pane's output, so a command
+//! that prints more than it holds would lose its start marker (and with it
+//! the place where its output begins) before its end marker arrives. The
+//! tracker reads each byte once, as it arrives: it remembers where the
+//! output began, keeps a copy of its first bytes (the head), and notes every
+//! end marker carrying the command's nonce. The report is then the head, the
+//! tail the journal still holds, and how many bytes between them are gone.
+
+use termpilot_journal::Journal;
+
+use super::MARKER_PREFIX;
+
+/// The most bytes of a command's output kept as its head, beyond what the
+/// journal holds (at most a quarter of the journal).
+const HEAD_MAX: usize = 64 << 10;
+
+/// The longest marker value (`start`, or an exit code) looked for after the
+/// prefix: a BEL later than this ends no marker.
+const VALUE_MAX: usize = 16;
+
+/// An end marker with the command's nonce, as seen in the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct EndMarker {
+    /// Where the marker begins: the output ends here.
+    pub(super) at: u64,
+    /// Just after the marker.
+    pub(super) after: u64,
+    /// The exit code it carries (`-1` when it carries none that parses).
+    pub(super) code: i32,
+}
+
+/// What is known of one command's output so far.
+#[derive(Debug)]
+pub(super) struct Tracker {
+    /// `ESC ] 7770 ; NONCE ;`, what both markers start with.
+    marker: Vec<u8>,
+    /// Journal position before the command was typed.
+    typed_at: u64,
+    /// Every byte before this has been looked at.
+    scanned: u64,
+    /// Where the output begins: just after the start marker.
+    body: Option<u64>,
+    /// Bytes after the typed position were evicted before they were looked
+    /// at, so the start marker may be among them.
+    start_lost: bool,
+    /// The first bytes of the output, copied before the journal evicts them.
+    head: Vec<u8>,
+    head_cap: usize,
+    /// The head stopped growing at a hole (eviction or a gap).
+    head_done: bool,
+    /// The newest end marker seen: the shell prints its own last, so once it
+    /// is back in charge of the terminal, the newest is the real one.
+    pub(super) last_end: Option<EndMarker>,
+    /// Where the next command typed into the pane began: nothing of this
+    /// command lies beyond it.
+    pub(super) cut: Option<u64>,
+}
+
+/// The command's output as the report shows it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Output {
+    /// The head, then (after the lost part) the tail still in the journal.
+    pub(super) head: Vec<u8>,
+    pub(super) tail: Vec<u8>,
+    /// Bytes between the two that are gone (evicted or dropped by tmux).
+    pub(super) lost: u64,
+}
+
+impl Tracker {
+    /// A tracker for the command typed at `typed_at` with `nonce`, in a pane
+    /// whose journal holds `journal_max` bytes.
+    pub(super) fn new(nonce: &str, typed_at: u64, journal_max: usize) -> Tracker {
+        let mut marker = MARKER_PREFIX.to_vec();
+        marker.extend_from_slice(nonce.as_bytes());
+        marker.push(b';');
+        Tracker {
+            marker,
+            typed_at,
+            scanned: typed_at,
+            body: None,
+            start_lost: false,
+            head: Vec::new(),
+            head_cap: HEAD_MAX.min(journal_max / 4),
+            head_done: false,
+            last_end: None,
+            cut: None,
+        }
+    }
+
+    /// Whether the command began: its start marker was seen, or may have
+    /// been evicted.
+    pub(super) fn started(&self) -> bool {
+        self.body.is_some() || self.start_lost
+    }
+
+    /// Ends the command's output at `cut` (where the next command began),
+    /// unless an earlier cut is known.
+    pub(super) fn cut_at(&mut self, cut: u64) {
+        self.cut.get_or_insert(cut);
+    }
+
+    /// Looks at the bytes that arrived since the last call.
+    pub(super) fn advance(&mut self, journal: &Journal) {
+        let limit = self.cut.unwrap_or(u64::MAX).min(journal.end());
+        if self.scanned >= limit {
+            return;
+        }
+        let read = journal.read_from(self.scanned);
+        let first = self.scanned.max(journal.start());
+        if first > self.scanned {
+            // Evicted before it was looked at.
+            match self.body {
+                Some(_) => self.head_done = true,
+                None => self.start_lost = true,
+            }
+        }
+        // A gap shifts the offsets of the bytes after it by one.
+        let offset_of = |index: usize| {
+            let mut offset = first + index as u64;
+            for gap in &read.gaps {
+                if gap.offset <= offset {
+                    offset += 1;
+                }
+            }
+            offset
+        };
+        let gaps_before = read.gaps.iter().filter(|gap| gap.offset < limit).count() as u64;
+        let held = (limit.saturating_sub(first).saturating_sub(gaps_before) as usize)
+            .min(read.bytes.len());
+        let bytes = &read.bytes[..held];
+        let done = self.find_markers(bytes, offset_of);
+        let head_from = read.gaps.first().map_or(done, |gap| {
+            done.min(gap.offset.saturating_sub(first) as usize)
+        });
+        self.grow_head(&bytes[..head_from], first);
+        if head_from < done {
+            self.head_done = true;
+        }
+        self.scanned = if done == held {
+            limit.min(read.next)
+        } else {
+            offset_of(done)
+        };
+    }
+
+    /// Records the markers in `bytes`; returns how many bytes are done with
+    /// (the rest may hold the beginning of a marker still arriving).
+    fn find_markers(&mut self, bytes: &[u8], offset_of: impl Fn(usize) -> u64) -> usize {
+        let (found, done) = markers_in(&self.marker, bytes);
+        for (value, at, after) in found {
+            self.marker_seen(value, offset_of(at), offset_of(after));
+        }
+        done
+    }
+
+    fn marker_seen(&mut self, value: &[u8], at: u64, after: u64) {
+        if value == b"start" {
+            self.body.get_or_insert(after);
+        } else if self.started() {
+            let code = std::str::from_utf8(value)
+                .ok()
+                .and_then(|v| v.trim().parse().ok());
+            self.last_end = Some(EndMarker {
+                at,
+                after,
+                code: code.unwrap_or(-1),
+            });
+        }
+    }
+
+    /// Copies the output among `bytes` (which begin at `offset`) into the
+    /// head, while it is contiguous and not full.
+    fn grow_head(&mut self, bytes: &[u8], offset: u64) {
+        let Some(body) = self.body else { return };
+        if self.head_done || self.head.len() >= self.head_cap {
+            return;
+        }
+        let head_end = body + self.head.len() as u64;
+        let end = offset + bytes.len() as u64;
+        if head_end < offset {
+            self.head_done = true;
+            return;
+        }
+        if head_end >= end {
+            return;
+        }
+        let from = (head_end - offset) as usize;
+        let room = self.head_cap - self.head.len();
+        let take = (bytes.len() - from).min(room);
+        self.head.extend_from_slice(&bytes[from..from + take]);
+    }
+
+    /// The output up to `end` (an end marker's position, a cut, or the end
+    /// of the journal): the head, and what the journal still holds after it.
+    pub(super) fn output(&self, journal: &Journal, end: u64) -> Output {
+        let Some(body) = self.body.or(self.start_lost.then_some(self.typed_at)) else {
+            return Output {
+                head: Vec::new(),
+                tail: Vec::new(),
+                lost: 0,
+            };
+        };
+        let end = end.max(body);
+        let in_head = (self.head.len() as u64).min(end - body);
+        let head = self.head[..in_head as usize].to_vec();
+        let head_end = body + in_head;
+        let read = journal.read_from(head_end);
+        let first = head_end.max(journal.start());
+        let gaps = read.gaps.iter().filter(|gap| gap.offset < end).count() as u64;
+        let held = end.saturating_sub(first).saturating_sub(gaps) as usize;
+        let tail = read.bytes[..held.min(read.bytes.len())].to_vec();
+        let lost = first.min(end) - head_end + gaps;
+        Output { head, tail, lost }
+    }
+}
+
+/// A marker found in a slice: its value, and the indices where it begins
+/// and ends.
+type Found<'a> = (&'a [u8], usize, usize);
+
+/// The markers starting with `marker` in `bytes`, and how many bytes are
+/// done with: a marker may be arriving in the rest.
+fn markers_in<'a>(marker: &[u8], bytes: &'a [u8]) -> (Vec<Found<'a>>, usize) {
+    let finder = memchr::memmem::Finder::new(marker);
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = finder.find(&bytes[from..]).map(|i| from + i) {
+        let value_at = at + marker.len();
+        let window = &bytes[value_at..bytes.len().min(value_at + VALUE_MAX + 1)];
+        match memchr::memchr(0x07, window) {
+            Some(bell) => {
+                found.push((&window[..bell], at, value_at + bell + 1));
+                from = value_at + bell + 1;
+            }
+            None if window.len() <= VALUE_MAX => return (found, at),
+            None => from = at + 1,
+        }
+    }
+    // The last bytes may be the beginning of a marker.
+    (
+        found,
+        bytes.len().saturating_sub(marker.len() - 1).max(from),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use termpilot_journal::{GapReason, Limits};
+
+    const NONCE: &str = "tp0123";
+
+    fn marker(value: &str) -> Vec<u8> {
+        format!("\x1b]7770;{NONCE};{value}\x07").into_bytes()
+    }
+
+    fn journal(max_bytes: usize) -> Journal {
+        Journal::new(Limits { max_bytes })
+    }
+
+    #[test]
+    fn finds_markers_split_across_appends() {
+        let mut journal = journal(1 << 20);
+        let mut tracker = Tracker::new(NONCE, 0, 1 << 20);
+        let mut stream = b"$ echo\r\n".to_vec();
+        stream.extend(marker("start"));
+        stream.extend(b"out\r\n");
+        stream.extend(marker("3"));
+        stream.extend(b"$ ");
+        for byte in &stream {
+            journal.append(std::slice::from_ref(byte));
+            tracker.advance(&journal);
+        }
+        let end = tracker.last_end.expect("the end marker");
+        assert_eq!(end.code, 3);
+        let output = tracker.output(&journal, end.at);
+        assert_eq!((&output.head[..], output.lost), (&b"out\r\n"[..], 0));
+        assert!(output.tail.is_empty());
+    }
+
+    #[test]
+    fn keeps_head_and_tail_of_an_output_larger_than_the_journal() {
+        let mut journal = journal(4096);
+        let mut tracker = Tracker::new(NONCE, 0, 4096);
+        journal.append(&marker("start"));
+        let body_at = journal.end();
+        let line = b"0123456789abcde\n";
+        for _ in 0..2000 {
+            journal.append(line);
+            tracker.advance(&journal);
+        }
+        let ends_at = journal.end();
+        journal.append(&marker("0"));
+        tracker.advance(&journal);
+        let end = tracker.last_end.expect("the end marker");
+        assert_eq!((end.at, end.code), (ends_at, 0));
+        let output = tracker.output(&journal, end.at);
+        assert_eq!(output.head.len(), 1024);
+        assert!(output.head.starts_with(line));
+        assert!(output.tail.ends_with(line));
+        let total = output.head.len() as u64 + output.tail.len() as u64 + output.lost;
+        assert_eq!(total, ends_at - body_at);
+        assert!(output.lost > 0);
+    }
+
+    #[test]
+    fn an_end_marker_after_an_evicted_start_still_counts() {
+        let mut journal = journal(256);
+        let mut tracker = Tracker::new(NONCE, 0, 256);
+        journal.append(&marker("start"));
+        journal.append(&[b'x'; 1000]);
+        journal.append(&marker("5"));
+        tracker.advance(&journal);
+        assert!(tracker.started());
+        assert_eq!(tracker.last_end.map(|end| end.code), Some(5));
+    }
+
+    #[test]
+    fn counts_gaps_as_lost_and_stops_at_a_cut() {
+        let mut journal = journal(1 << 20);
+        let mut tracker = Tracker::new(NONCE, 0, 1 << 20);
+        journal.append(&marker("start"));
+        journal.append(b"before");
+        journal.record_gap(GapReason::Paused);
+        journal.append(b"after");
+        let cut = journal.end();
+        journal.append(&marker("0"));
+        tracker.cut_at(cut);
+        tracker.advance(&journal);
+        assert_eq!(tracker.last_end, None, "the marker lies beyond the cut");
+        let output = tracker.output(&journal, cut);
+        let kept = [&output.head[..], &output.tail[..]].concat();
+        assert_eq!((&kept[..], output.lost), (&b"beforeafter"[..], 1));
+    }
+
+    #[test]
+    fn the_newest_end_marker_wins_and_strangers_are_ignored() {
+        let mut journal = journal(1 << 20);
+        let mut tracker = Tracker::new(NONCE, 0, 1 << 20);
+        journal.append(&marker("0"));
+        tracker.advance(&journal);
+        assert_eq!(tracker.last_end, None, "an end before the start");
+        journal.append(&marker("start"));
+        journal.append(&marker("0"));
+        journal.append(b"\x1b]7770;tpother;1\x07");
+        journal.append(&marker("42"));
+        tracker.advance(&journal);
+        assert_eq!(tracker.last_end.map(|end| end.code), Some(42));
+    }
+}
