@@ -609,7 +609,8 @@ def test_run_batch_progress_inside_a_waiting_step_stays_within_it(server: Server
 
         steps = [
             {"op": "send_keys", "pane": pane, "text": "w0"},
-            {"op": "wait_for_text", "pane": pane, "pattern": "never", "timeout_s": 2.5},
+            # The echo pane reads its terminal: the wait must run to its timeout here.
+            {"op": "wait_for_text", "pane": pane, "pattern": "never", "timeout_s": 2.5, "input_settle_ms": 0},
             {"op": "send_keys", "pane": pane, "text": "w2"},
         ]
         result = await client.session.call_tool(
