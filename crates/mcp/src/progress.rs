@@ -57,7 +57,20 @@ impl Gate {
         self.last = Some((now, value));
         true
     }
+
+    /// When the last notification went out, if any did.
+    pub(crate) fn last_sent(&self) -> Option<Instant> {
+        self.last.map(|(at, _)| at)
+    }
 }
+
+/// How long a response waits after a progress notification sent just
+/// before it. Some clients (the official TypeScript SDK) handle a
+/// notification in a later task but a response at once: when both arrive in
+/// one read, the response retires the progress token first and the
+/// notification is refused as one for an unknown token. A short gap lets
+/// them arrive in two reads.
+pub(crate) const SETTLE_BEFORE_RESPONSE: Duration = Duration::from_millis(10);
 
 #[cfg(test)]
 mod tests {

@@ -206,6 +206,7 @@ impl ServerHandler for TermpilotServer {
             approval: Mutex::default(),
         };
         let outcome = self.call(&request.name, arguments, &call).await;
+        call.settle_before_response().await;
         let outcome = self.redact_outcome(outcome);
         if let Some(audit) = audit {
             let approval = lock(&call.approval).clone();
@@ -273,6 +274,19 @@ impl CallContext {
                     reported = true;
                 }
             }
+        }
+    }
+
+    /// Waits, when a progress notification went out a moment ago, so that
+    /// the response does not arrive in the same read as it (see
+    /// [`crate::progress::SETTLE_BEFORE_RESPONSE`]).
+    async fn settle_before_response(&self) {
+        let Some(sent) = lock(&self.gate).last_sent() else {
+            return;
+        };
+        let ready = sent + crate::progress::SETTLE_BEFORE_RESPONSE;
+        if ready > tokio::time::Instant::now() {
+            tokio::time::sleep_until(ready).await;
         }
     }
 

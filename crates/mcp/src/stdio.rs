@@ -30,7 +30,10 @@ type InFlight = Arc<Mutex<HashSet<String>>>;
 pub(crate) struct LineTransport<R> {
     reader: BufReader<R>,
     line: Vec<u8>,
-    out: mpsc::Sender<Vec<u8>>,
+    /// Unbounded, so that [`Transport::send`] queues a message at once, in
+    /// the order rmcp calls it: rmcp runs the returned futures concurrently,
+    /// and a progress notification must not overtake the response after it.
+    out: mpsc::UnboundedSender<Vec<u8>>,
     in_flight: InFlight,
 }
 
@@ -47,7 +50,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
         reader: R,
         mut writer: W,
     ) -> (Self, JoinHandle<()>) {
-        let (out, mut lines) = mpsc::channel::<Vec<u8>>(64);
+        let (out, mut lines) = mpsc::unbounded_channel::<Vec<u8>>();
         let writing = tokio::spawn(async move {
             while let Some(line) = lines.recv().await {
                 // One write per message: the line and its newline together.
@@ -108,12 +111,12 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
 }
 
 /// Answers a refused message.
-async fn reply(out: &mpsc::Sender<Vec<u8>>, refusal: Refusal) {
+async fn reply(out: &mpsc::UnboundedSender<Vec<u8>>, refusal: Refusal) {
     tracing::debug!(code = refusal.code, message = %refusal.message, "message refused");
     let mut line = refusal.to_json();
     line.push(b'\n');
     // A closed writer means the client is gone; the read side ends soon.
-    let _ = out.send(line).await;
+    let _ = out.send(line);
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransport<R> {
@@ -134,14 +137,15 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
         if let Some(id) = answered {
             lock(&self.in_flight).remove(&id.to_string());
         }
-        let out = self.out.clone();
-        async move {
-            let mut line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
-            line.push(b'\n');
-            out.send(line)
-                .await
-                .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "output closed"))
-        }
+        let queued = serde_json::to_vec(&item)
+            .map_err(std::io::Error::other)
+            .and_then(|mut line| {
+                line.push(b'\n');
+                self.out.send(line).map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "output closed")
+                })
+            });
+        std::future::ready(queued)
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
