@@ -54,7 +54,17 @@ impl TestTmux {
 impl Drop for TestTmux {
     fn drop(&mut self) {
         self.kill_server();
+        // tmux leaves its socket file behind, also when the server ended by itself.
+        let _ = std::fs::remove_file(socket_path(&self.name));
     }
+}
+
+/// Where tmux puts the socket named `name`: `$TMUX_TMPDIR/tmux-UID/name`.
+pub fn socket_path(name: &str) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
+    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+    PathBuf::from(dir).join(format!("tmux-{uid}")).join(name)
 }
 
 /// The tmux configuration of test servers.
