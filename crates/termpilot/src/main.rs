@@ -190,6 +190,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let serving = async {
         let Some(listener) = listener else {
+            announce_stdio();
             return termpilot_mcp::serve_stdio(server).await;
         };
         let options = HttpOptions {
@@ -208,6 +209,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     shutdown.cancel();
     Ok(())
+}
+
+/// A person who typed `termpilot serve` at a terminal sees nothing happen:
+/// say once, on stderr (stdout is the protocol), what it is waiting for.
+fn announce_stdio() {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "termpilot: speaking MCP on stdin/stdout and waiting for a client; register \
+             `termpilot serve` with an MCP client (see docs/clients.md), or use --http. \
+             Ctrl-C ends it."
+        );
+    }
 }
 
 /// Says on stderr where the HTTP server listens, and the token if termpilot
