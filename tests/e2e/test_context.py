@@ -25,8 +25,9 @@ def number(text: str) -> int:
 
 async def pane_with_numbers(server: Server, client: WaitClient, name: str) -> str:
     """A bash pane whose history holds the output of `seq 1 20000`, finished."""
-    # tmux keeps 2,000 lines by default; this pane must keep them all.
-    server.tmux("set-option", "-g", "history-limit", str(LINES + 1_000))
+    # tmux keeps 2,000 lines by default; this pane must keep them all, with room to
+    # spare (a history within a tenth of its limit counts as full).
+    server.tmux("set-option", "-g", "history-limit", str(LINES * 2))
     pane = await bash_pane(client, name)
     cursor = await send(client, pane, f"seq 1 {LINES}; echo seq-end-$((1+1))")
     done = await wait_text(client, pane, "seq-end-2", since=cursor, timeout_s=20)
@@ -175,3 +176,26 @@ def test_malformed_cursor_is_refused(server: Server) -> None:
 
     server.run(body)
 
+
+
+# --- capture_pane and tmux's history limit ------------------------------------------
+
+
+def test_capture_says_when_tmux_history_was_full(server: Server) -> None:
+    async def body(client: WaitClient) -> None:
+        server.tmux("set-option", "-g", "history-limit", "100")
+        pane = await bash_pane(client, "history-full")
+        cursor = await send(client, pane, "seq 1 500; echo hist-end-$((1+1))")
+        done = await wait_text(client, pane, "hist-end-2", since=cursor, timeout_s=20)
+        assert done["outcome"] == "matched", done
+        captured = await client.ok("capture_pane", {"pane": pane, "scrollback": "all"})
+        assert captured["history_truncated"] is True, captured
+        first = captured["text"].split("\n")[0]
+        assert first.startswith("[tmux's history of this pane is full (100 lines)") and "capture_since" in first, first
+        # The journal still has what tmux dropped.
+        since = await client.ok("capture_since", {"pane": pane, "cursor": cursor, "max_tokens": 20_000})
+        assert "\n1\n" in f"\n{since['text']}\n", since["text"][:200]
+        screen = await client.ok("capture_pane", {"pane": pane})
+        assert screen["history_truncated"] is False, screen
+
+    server.run(body, limit=60.0)

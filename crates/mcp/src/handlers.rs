@@ -218,7 +218,22 @@ pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePanePa
         .await
         .map_err(engine_error)?;
     let budget = server.budget(params.max_tokens, None);
-    let screen = capture.lines.join("\n");
+    // Asked for more history than tmux holds, and tmux's history is full:
+    // lines above it are gone from the pane, which the text says first.
+    let reaches_top = match scrollback {
+        Scrollback::None => false,
+        Scrollback::Lines(n) => u64::from(n) > capture.history_size,
+        Scrollback::All => true,
+    };
+    let history_truncated = reaches_top && capture.history_full();
+    let mut screen = capture.lines.join("\n");
+    if history_truncated {
+        screen = format!(
+            "[tmux's history of this pane is full ({} lines): earlier lines may be gone; \
+             capture_since from an earlier cursor reads them while the journal holds them]\n{screen}",
+            capture.history_limit
+        );
+    }
     let rendered = server.fit_text(&hide_wrappers(&screen), &budget)?;
     let entry = CaptureEntry {
         pane: pane.to_string(),
@@ -232,6 +247,7 @@ pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePanePa
         alternate_screen: capture.alternate_screen,
         in_mode: capture.in_mode,
         history_size: capture.history_size,
+        history_truncated,
     };
     let mut notes = Vec::new();
     if capture.alternate_screen {

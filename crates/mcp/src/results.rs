@@ -197,6 +197,10 @@ pub struct CaptureEntry {
     pub in_mode: bool,
     /// Lines of history the pane holds above the screen.
     pub history_size: u64,
+    /// The scrollback asked for reaches the top of tmux's history, which is full (tmux drops
+    /// the oldest tenth at its limit): earlier lines may be gone (`text`'s first line says
+    /// so; capture_since reads them from an earlier cursor).
+    pub history_truncated: bool,
 }
 
 /// Result of `wait_for_text` and `wait_for_idle`.

@@ -75,6 +75,11 @@ struct ServeArgs {
     #[arg(long, env = "TERMPILOT_JOURNAL_MB", default_value_t = 8)]
     journal_mb: usize,
 
+    /// Lines of history (scrollback) of panes created on a tmux server termpilot
+    /// starts itself; tmux's own default is 2,000.
+    #[arg(long, env = "TERMPILOT_HISTORY_LIMIT", default_value_t = 50_000)]
+    history_limit: u32,
+
     /// The longest any wait may last, in seconds; longer requests are clamped.
     #[arg(long, env = "TERMPILOT_MAX_WAIT_S", default_value_t = 3_600.0)]
     max_wait_s: f64,
@@ -165,6 +170,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let mut config = args.server.engine_config();
     config.journal_bytes = args.journal_mb << 20;
+    config.history_limit = args.history_limit;
     let socket = config.socket.clone();
     let engine = Engine::connect(config)
         .await

@@ -48,6 +48,9 @@ pub struct EngineConfig {
     pub default_size: (u16, u16),
     /// Bytes of output kept per pane before the oldest are evicted.
     pub journal_bytes: usize,
+    /// Lines of history (scrollback) of panes created on a server termpilot
+    /// starts itself (tmux's own default is 2,000).
+    pub history_limit: u32,
     /// The tmux pane termpilot itself runs in, if any: the engine refuses to
     /// type into or kill it when it belongs to the server in use.
     pub host: Option<HostPane>,
@@ -81,6 +84,7 @@ impl Default for EngineConfig {
             first_session: "main".to_owned(),
             default_size: (160, 48),
             journal_bytes: 8 << 20,
+            history_limit: 50_000,
             host: HostPane::from_env(),
         }
     }

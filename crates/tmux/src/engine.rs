@@ -256,6 +256,17 @@ impl Engine {
             h.to_string().into(),
         ];
         let (handle, _) = client::spawn(&self.shared, args, None).await?;
+        // A server termpilot starts keeps more history than tmux's 2,000
+        // lines, for panes created from now on (the first pane already has
+        // its limit). A server someone else started keeps its own options.
+        let limit = config.history_limit.to_string();
+        let history = Command::new("set-option")
+            .flag("-g")
+            .arg("history-limit")
+            .arg(&limit);
+        if let Err(e) = handle.call(call(history, None)?).await {
+            tracing::warn!(error = %e, "could not set the history limit");
+        }
         self.shared.insert_client(handle);
         Ok(())
     }

@@ -210,6 +210,18 @@ pub struct Capture {
     pub in_mode: bool,
     /// Lines of history the pane holds above the screen.
     pub history_size: u64,
+    /// The most lines of history tmux keeps for the pane.
+    pub history_limit: u64,
+}
+
+impl Capture {
+    /// Whether tmux's history is full, so that lines above what it holds
+    /// are gone from the pane (the journal may still have them). tmux drops
+    /// the oldest tenth of the history when it reaches its limit, so a full
+    /// history holds between nine tenths of the limit and the limit.
+    pub fn history_full(&self) -> bool {
+        self.history_limit > 0 && self.history_size * 10 >= self.history_limit * 9
+    }
 }
 
 const SESSION_FIELDS: &[&str] = &[
@@ -566,7 +578,12 @@ impl Engine {
         let facts = Command::new("display-message")
             .flag("-p")
             .opt("-t", &target)
-            .arg(fields(&["alternate_on", "pane_in_mode", "history_size"]));
+            .arg(fields(&[
+                "alternate_on",
+                "pane_in_mode",
+                "history_size",
+                "history_limit",
+            ]));
         let calls = vec![call(capture, Some(pane))?, call(facts, None)?];
         let mut answers = client.call_many(calls).await.into_iter();
         let captured = answers.next().expect("two answers")?;
@@ -590,6 +607,7 @@ impl Engine {
             alternate_screen: record.flag(0),
             in_mode: record.flag(1),
             history_size: record.parse(2).unwrap_or_default(),
+            history_limit: record.parse(3).unwrap_or_default(),
         })
     }
 
