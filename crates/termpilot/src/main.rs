@@ -1,6 +1,7 @@
 //! The `termpilot` command: an MCP server that gives AI agents real
 //! terminals in tmux.
 
+mod admin;
 mod attach;
 mod run;
 mod server_args;
@@ -40,6 +41,10 @@ enum Commands {
     /// Attach your terminal to a pane of termpilot's tmux server, with keys to
     /// take it over from the agent, hand it back, cancel the agent's wait, or detach.
     Attach(attach::AttachArgs),
+    /// Show termpilot's tmux server: whether it runs, its sessions, who is attached.
+    Status(admin::StatusArgs),
+    /// End termpilot's tmux server and its sessions (they outlive `serve` on purpose).
+    Stop(admin::StopArgs),
 }
 
 #[derive(Debug, Args)]
@@ -292,5 +297,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Commands::Run(args) => run::run(args),
         Commands::Attach(args) => attach::attach(args),
+        Commands::Status(args) => admin::status(args),
+        Commands::Stop(args) => admin::stop(args),
     }
 }

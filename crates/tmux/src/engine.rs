@@ -264,8 +264,18 @@ impl Engine {
             .flag("-g")
             .arg("history-limit")
             .arg(&limit);
-        if let Err(e) = handle.call(call(history, None)?).await {
-            tracing::warn!(error = %e, "could not set the history limit");
+        // `termpilot stop` ends only servers carrying this mark.
+        let mark = Command::new("set-option")
+            .flag("-g")
+            .arg(STARTED_MARK)
+            .arg("1");
+        for answer in handle
+            .call_many(vec![call(history, None)?, call(mark, None)?])
+            .await
+        {
+            if let Err(e) = answer {
+                tracing::warn!(error = %e, "could not set up the server termpilot started");
+            }
         }
         self.shared.insert_client(handle);
         Ok(())
@@ -483,6 +493,9 @@ impl Engine {
 }
 
 /// Builds a call from a command, failing on arguments tmux cannot carry.
+/// The global user option that marks a tmux server termpilot started.
+pub const STARTED_MARK: &str = "@termpilot-started";
+
 pub(crate) fn call(command: Command, cursor_pane: Option<PaneId>) -> Result<Call> {
     let name = command.name();
     let line = command

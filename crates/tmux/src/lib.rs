@@ -46,7 +46,7 @@ pub use batch::{BatchOp, Keystrokes, OpReport, OpStatus};
 pub use channel::ChannelOutcome;
 pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};
-pub use engine::Engine;
+pub use engine::{Engine, STARTED_MARK};
 pub use error::{Error, Result};
 pub use input_state::AwaitingInput;
 pub use ops::{
