@@ -53,9 +53,27 @@ fn read_for(
             break;
         }
     }
+    end(child);
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+/// Ends the server as a client does, by closing its input (a Ctrl-D through
+/// the terminal, or the pipe's end), so that it removes its kept-output
+/// directory; kills it only if it has not exited after a while.
+fn end(mut child: std::process::Child) {
+    use std::io::Write;
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(b"\x04");
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let _ = child.kill();
     let _ = child.wait();
-    String::from_utf8_lossy(&seen).into_owned()
 }
 
 #[test]

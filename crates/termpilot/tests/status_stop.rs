@@ -72,6 +72,13 @@ fn status_and_stop_of_a_server_serve_started() {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
+    // Closing its input ends serve as a client does (it removes its kept
+    // outputs); the tmux server stays.
+    drop(serve.stdin.take());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while serve.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let _ = serve.kill();
     let _ = serve.wait();
     let shown = text(&status);

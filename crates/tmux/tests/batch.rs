@@ -13,7 +13,7 @@ async fn connect(tmux: &TestTmux) -> Engine {
 }
 
 /// A session whose pane appends its raw input to a file.
-async fn sink(engine: &Engine, name: Option<&str>) -> (PaneId, std::path::PathBuf) {
+async fn sink(engine: &Engine, name: Option<&str>) -> (PaneId, support::TempPath) {
     let out = temp_path("batch");
     let command = format!("stty raw -echo; echo sink-ready; cat > '{}'", out.display());
     let created = engine

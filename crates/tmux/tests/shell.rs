@@ -222,7 +222,7 @@ async fn an_output_larger_than_the_journal_keeps_its_exit_code_head_and_tail() {
 
 /// A script that reads the nonce of the running command from the screen,
 /// prints a forged end marker claiming success, then goes on running.
-fn forger(tmux: &TestTmux) -> std::path::PathBuf {
+fn forger(tmux: &TestTmux) -> support::TempPath {
     let path = support::temp_path("forger");
     let script = format!(
         "for i in 1 2 3 4 5 6 7 8 9 10; do\n\

@@ -90,9 +90,35 @@ pub async fn eventually<T>(
 }
 
 /// A fresh temporary file path (not created).
-pub fn temp_path(tag: &str) -> PathBuf {
+pub fn temp_path(tag: &str) -> TempPath {
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("tp-{tag}-{}-{n}", std::process::id()))
+    TempPath(std::env::temp_dir().join(format!("tp-{tag}-{}-{n}", std::process::id())))
+}
+
+/// A path in the temporary directory, removed (file or directory) when
+/// dropped, so that tests leave nothing behind.
+pub struct TempPath(PathBuf);
+
+impl std::ops::Deref for TempPath {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempPath {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        if std::fs::remove_file(&self.0).is_err() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// Text of the pane's journal from `cursor` on, control sequences removed.
@@ -117,7 +143,7 @@ pub async fn wait_for_journal(engine: &Engine, pane: PaneId, cursor: u64, needle
 }
 
 /// A session whose pane copies exactly `len` raw bytes of input to a file.
-pub async fn raw_sink(engine: &Engine, len: usize) -> (PaneId, std::path::PathBuf) {
+pub async fn raw_sink(engine: &Engine, len: usize) -> (PaneId, TempPath) {
     let out = temp_path("sink");
     let command = format!(
         "stty raw -echo; echo sink-ready; head -c {len} > '{}'; sleep 30",
