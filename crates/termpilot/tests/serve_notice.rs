@@ -28,7 +28,7 @@ impl Drop for Socket {
 /// Reads what `child` prints on `pipe` for up to `limit`, or until `until`
 /// appears; then kills it.
 fn read_for(
-    mut child: std::process::Child,
+    child: std::process::Child,
     mut pipe: impl Read + Send + 'static,
     limit: Duration,
     until: &str,
