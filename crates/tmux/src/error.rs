@@ -78,8 +78,8 @@ pub enum Error {
     },
     /// A person took the pane over with `termpilot attach`.
     #[error(
-        "pane {pane} is held by a person ({note}); termpilot will not type into it until they \
-         hand it back"
+        "pane {pane} is held by {note}; termpilot will not type into it until they hand it \
+         back"
     )]
     HeldByPerson {
         /// The pane.
@@ -121,3 +121,21 @@ pub enum Error {
 
 /// Shorthand for results of engine calls.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_pane_names_its_holder_once() {
+        let error = Error::HeldByPerson {
+            pane: "%3".parse().unwrap(),
+            note: "a person (termpilot attach, pid 7) since 2026-11-24T00:00:00Z".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "pane %3 is held by a person (termpilot attach, pid 7) since 2026-11-24T00:00:00Z; \
+             termpilot will not type into it until they hand it back"
+        );
+    }
+}
