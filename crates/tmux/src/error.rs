@@ -78,8 +78,8 @@ pub enum Error {
     },
     /// A person took the pane over with `termpilot attach`.
     #[error(
-        "pane {pane} is held by {note}; termpilot will not type into it until they hand it \
-         back"
+        "pane {pane} is held by {}; termpilot will not type into it until they hand it back",
+        holder(note)
     )]
     HeldByPerson {
         /// The pane.
@@ -122,6 +122,17 @@ pub enum Error {
 /// Shorthand for results of engine calls.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Who holds a pane, from the note on it: `termpilot attach` writes "a
+/// person (termpilot attach, pid N) since T"; any other note is put in
+/// brackets after "a person".
+fn holder(note: &str) -> String {
+    if note.starts_with("a person") {
+        note.to_owned()
+    } else {
+        format!("a person ({note})")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +147,15 @@ mod tests {
             error.to_string(),
             "pane %3 is held by a person (termpilot attach, pid 7) since 2026-11-24T00:00:00Z; \
              termpilot will not type into it until they hand it back"
+        );
+        let other = Error::HeldByPerson {
+            pane: "%3".parse().unwrap(),
+            note: "someone".into(),
+        };
+        assert!(
+            other
+                .to_string()
+                .starts_with("pane %3 is held by a person (someone);")
         );
     }
 }
