@@ -1,6 +1,8 @@
 //! `termpilot attach` driven through a real terminal: a pane of a second,
 //! private tmux server plays the person's terminal.
 
+mod support;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -13,14 +15,6 @@ const LIMIT: Duration = Duration::from_secs(10);
 
 fn config_file() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tmux/tests/support/tmux.conf")
-}
-
-/// Where tmux puts the socket named `name`: `$TMUX_TMPDIR/tmux-UID/name`.
-fn socket_path(name: &str) -> PathBuf {
-    use std::os::unix::fs::MetadataExt;
-    let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
-    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
-    PathBuf::from(dir).join(format!("tmux-{uid}")).join(name)
 }
 
 /// A private tmux server, killed (only it) when dropped.
@@ -46,7 +40,7 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.tmux(&["kill-server"]);
         // tmux leaves its socket file behind, also when the server ended by itself.
-        let _ = std::fs::remove_file(socket_path(&self.0));
+        let _ = std::fs::remove_file(support::socket_path(&self.0));
     }
 }
 

@@ -2,8 +2,9 @@
 //! MCP and waits for a client; started by a client (stdin a pipe), it says
 //! nothing.
 
+mod support;
+
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -18,10 +19,7 @@ impl Drop for Socket {
             .args(["-L", &self.0, "kill-server"])
             .stderr(Stdio::null())
             .status();
-        use std::os::unix::fs::MetadataExt;
-        let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
-        let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
-        let _ = std::fs::remove_file(PathBuf::from(dir).join(format!("tmux-{uid}")).join(&self.0));
+        let _ = std::fs::remove_file(support::socket_path(&self.0));
     }
 }
 

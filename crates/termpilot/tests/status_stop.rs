@@ -1,6 +1,7 @@
 //! `termpilot status` and `termpilot stop` against private tmux servers.
 
-use std::path::PathBuf;
+mod support;
+
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -39,10 +40,7 @@ impl Socket {
 impl Drop for Socket {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);
-        use std::os::unix::fs::MetadataExt;
-        let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
-        let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
-        let _ = std::fs::remove_file(PathBuf::from(dir).join(format!("tmux-{uid}")).join(&self.0));
+        let _ = std::fs::remove_file(support::socket_path(&self.0));
     }
 }
 
