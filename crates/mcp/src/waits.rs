@@ -36,6 +36,7 @@ fn outcome_name(outcome: Outcome) -> &'static str {
         Outcome::Timeout => "timeout",
         Outcome::PaneExited => "pane_exited",
         Outcome::ServerExited => "server_exited",
+        Outcome::HostLost => "host_lost",
         Outcome::Lost => "lost",
         Outcome::Idle => "idle",
         Outcome::CancelledByUser => "cancelled_by_user",

@@ -2,16 +2,16 @@
 //!
 //! `wait-for CHANNEL` holds up every later command of the client that sent
 //! it, so a wait never goes through a shared control client: each one runs
-//! as its own `tmux wait-for` process, killed when the wait times out or is
-//! cancelled (the future is dropped).
+//! as its own one-shot `tmux wait-for` through the transport, ended when the
+//! wait times out or is cancelled (the future is dropped).
 
-use std::process::Stdio;
+use std::ffi::OsString;
 use std::time::Duration;
 
 use termpilot_control::Command;
 
 use crate::engine::Engine;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// How a channel wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,27 +34,15 @@ impl Engine {
     ) -> Result<ChannelOutcome> {
         self.primary().await?;
         let epoch = self.epoch();
-        let config = self.config();
-        let mut child = config
-            .tmux_command()
-            .args(["wait-for", "--", channel])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| config.missing(e))?;
-        let status = match tokio::time::timeout(timeout, child.wait()).await {
-            Err(_) => {
-                let _ = child.start_kill();
-                let _ = child.wait().await;
-                return Ok(ChannelOutcome::Timeout);
-            }
-            Ok(status) => {
-                status.map_err(|e| Error::InvalidArgument(format!("wait-for failed: {e}")))?
-            }
+        let args = ["wait-for", "--", channel].map(OsString::from).to_vec();
+        // Dropping the command on a timeout ends it.
+        let ran = match tokio::time::timeout(timeout, self.shared.transport.run(args)).await {
+            Err(_) => return Ok(ChannelOutcome::Timeout),
+            Ok(ran) => ran?,
         };
         // tmux also ends every wait-for when the server exits: check that
         // the server we were waiting on is still there.
-        if !status.success() || !self.same_server(epoch).await {
+        if !ran.success || !self.same_server(epoch).await {
             return Ok(ChannelOutcome::ServerExited);
         }
         Ok(ChannelOutcome::Signalled)
@@ -74,22 +62,13 @@ impl Engine {
     }
 
     async fn same_server(&self, epoch: u32) -> bool {
-        let config = self.config();
-        // Ask with a fresh process: the control clients may not have noticed
+        // Ask outside control mode: the control clients may not have noticed
         // yet that the server went away.
-        let output = config
-            .tmux_command()
-            .args(["display-message", "-p", "#{pid}"])
-            .output()
-            .await;
-        match output {
-            Ok(out) if out.status.success() => {
-                String::from_utf8_lossy(&out.stdout)
-                    .trim()
-                    .parse::<u32>()
-                    .ok()
-                    == Some(epoch)
-            }
+        let args = ["display-message", "-p", "#{pid}"]
+            .map(OsString::from)
+            .to_vec();
+        match self.shared.transport.run(args).await {
+            Ok(ran) if ran.success => ran.stdout.trim().parse::<u32>().ok() == Some(epoch),
             _ => false,
         }
     }

@@ -1,5 +1,5 @@
-//! One tmux control client: a `tmux -C` child process and the task that owns
-//! its pipes.
+//! One tmux control client: a control-mode connection over a byte pipe (see
+//! [`crate::transport`]) and the task that owns it.
 //!
 //! Commands go in through a channel; the task writes them to tmux's stdin and
 //! remembers, in order, who waits for each reply. tmux answers every command
@@ -10,12 +10,11 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::process::Stdio;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use termpilot_control::{Event, Notification, PaneId, Parser, Reply, SessionId};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::engine::Shared;
@@ -212,19 +211,11 @@ pub(crate) async fn spawn(
     // message and the last, which may come in several reads): another
     // client's `new-session` (`%sessions-changed`) is enough. Engines
     // connecting at once, in this process or others, take turns.
-    let _turn = StartLock::acquire(&shared.config.start_lock_path()).await;
-    let config = &shared.config;
-    let mut child = config
-        .tmux_command()
-        .arg("-C")
-        .args(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| config.missing(e))?;
-    let stdin = child.stdin.take().expect("stdin is piped");
-    let stdout = child.stdout.take().expect("stdout is piped");
+    let _turn = match shared.transport.start_lock() {
+        Some(dir) => StartLock::acquire(&dir).await,
+        None => StartLock { _file: None },
+    };
+    let pipe = shared.transport.open(args).await?;
     let id = shared.next_client_id();
     let (tx, rx) = mpsc::channel(256);
     let (ready_tx, ready_rx) = oneshot::channel();
@@ -240,13 +231,23 @@ pub(crate) async fn spawn(
         touched: Vec::new(),
         departing: false,
         detaching: false,
-        stdin,
+        writer: pipe.writer,
     };
-    tokio::spawn(task.run(child, stdout, rx));
-    let first = match ready_rx.await {
-        Ok(Ok(first)) => first,
-        Ok(Err(reason)) => return Err(shared.connect_error(reason)),
-        Err(_) => return Err(shared.connect_error("tmux exited during start-up".into())),
+    tokio::spawn(task.run(pipe.reader, pipe.end, rx));
+    let ready = async {
+        match ready_rx.await {
+            Ok(Ok(first)) => Ok(first),
+            Ok(Err(reason)) => Err(shared.connect_error(reason)),
+            Err(_) => Err(shared.connect_error("tmux exited during start-up".into())),
+        }
+    };
+    let first = match shared.transport.connect_timeout() {
+        // Dropping the sender (`tx`) on a timeout ends the task and the
+        // process behind the pipe.
+        Some(limit) => tokio::time::timeout(limit, ready).await.map_err(|_| {
+            shared.connect_error(format!("no answer within {} s", limit.as_secs()))
+        })??,
+        None => ready.await?,
     };
     let mut handle = ClientHandle {
         id,
@@ -342,21 +343,22 @@ struct ClientTask {
     departing: bool,
     /// The engine asked this client to detach.
     detaching: bool,
-    stdin: ChildStdin,
+    /// Where command lines go.
+    writer: Pin<Box<dyn AsyncWrite + Send + Sync>>,
 }
 
 impl ClientTask {
     async fn run(
         mut self,
-        mut child: Child,
-        mut stdout: ChildStdout,
+        mut reader: Pin<Box<dyn AsyncRead + Send + Sync>>,
+        mut end: Box<dyn crate::transport::Far>,
         mut rx: mpsc::Receiver<Request>,
     ) {
         let mut buf = vec![0u8; 64 * 1024];
         let reason = loop {
             tokio::select! {
                 biased;
-                read = stdout.read(&mut buf) => match read {
+                read = reader.read(&mut buf) => match read {
                     Ok(0) => break "tmux closed the control connection".to_owned(),
                     Ok(n) => {
                         self.parser.feed(&buf[..n]);
@@ -371,8 +373,8 @@ impl ClientTask {
                         }
                         if std::mem::take(&mut self.leaving) {
                             self.detaching = true;
-                            let _ = self.stdin.write_all(b"\n").await;
-                            let _ = self.stdin.flush().await;
+                            let _ = self.writer.write_all(b"\n").await;
+                            let _ = self.writer.flush().await;
                         }
                     }
                     Err(e) => break format!("reading from tmux failed: {e}"),
@@ -395,13 +397,13 @@ impl ClientTask {
                     }
                     Some(Request::Detach) | None => {
                         self.detaching = true;
-                        let _ = self.stdin.write_all(b"\n").await;
-                        let _ = self.stdin.flush().await;
+                        let _ = self.writer.write_all(b"\n").await;
+                        let _ = self.writer.flush().await;
                     }
                 },
             }
         };
-        self.finish(&mut child, reason).await;
+        self.finish(end.as_mut(), reason).await;
     }
 
     async fn write_calls(
@@ -421,8 +423,8 @@ impl ClientTask {
     }
 
     async fn write_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.stdin.write_all(bytes).await?;
-        self.stdin.flush().await
+        self.writer.write_all(bytes).await?;
+        self.writer.flush().await
     }
 
     async fn write_internal(&mut self) -> std::io::Result<()> {
@@ -546,34 +548,32 @@ impl ClientTask {
         if self.pending.is_empty() || !self.departing || self.detaching {
             return None;
         }
-        let listing = self
-            .shared
-            .config
-            .tmux_command()
-            .args(["list-sessions", "-F", "#{session_id}"])
-            .output();
+        let listing = self.shared.transport.run(vec![
+            "list-sessions".into(),
+            "-F".into(),
+            "#{session_id}".into(),
+        ]);
         let output = tokio::time::timeout(SETTLE, listing).await.ok()?.ok()?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let sessions: Vec<SessionId> = stdout
+        let sessions: Vec<SessionId> = output
+            .stdout
             .lines()
             .filter_map(|line| line.trim().parse().ok())
             .collect();
-        (output.status.success() && !sessions.is_empty() && !sessions.contains(&session))
-            .then_some(session)
+        (output.success && !sessions.is_empty() && !sessions.contains(&session)).then_some(session)
     }
 
-    async fn finish(mut self, child: &mut Child, reason: String) {
+    async fn finish(mut self, end: &mut dyn crate::transport::Far, reason: String) {
         if let Some(ready) = self.ready.take() {
-            let mut stderr = String::new();
-            if let Some(mut err) = child.stderr.take() {
-                let _ = err.read_to_string(&mut stderr).await;
-            }
-            let why = if stderr.trim().is_empty() {
+            let said = end.diagnostics().await;
+            let why = if said.is_empty() {
                 reason.clone()
             } else {
-                stderr.trim().to_owned()
+                said
             };
             let _ = ready.send(Err(why));
+        }
+        if !self.departing && !self.detaching {
+            self.shared.mark_host_lost();
         }
         self.shared.forget_client(self.id);
         self.shared.panes.release(self.id);
@@ -581,8 +581,7 @@ impl ClientTask {
         for pending in self.pending.drain(..) {
             pending.fail(&reason, ended);
         }
-        let _ = child.start_kill();
-        let _ = child.wait().await;
+        end.close().await;
         if self.departing {
             self.shared
                 .departing

@@ -90,14 +90,14 @@ impl Default for EngineConfig {
     }
 }
 
-impl EngineConfig {
-    /// What termpilot processes lock while one of their control clients
-    /// connects to this server (see `client::spawn`): the directory of its
-    /// socket, so nothing is left behind. For a socket name that is tmux's
-    /// socket directory, created (owner-only, as tmux makes it) when it does
-    /// not exist yet.
-    pub(crate) fn start_lock_path(&self) -> PathBuf {
-        match &self.socket {
+impl Socket {
+    /// The directory termpilot processes lock while one of their control
+    /// clients connects to this server (see `client::spawn`): the directory
+    /// of its socket, so nothing is left behind. For a socket name that is
+    /// tmux's socket directory, created (owner-only, as tmux makes it) when
+    /// it does not exist yet.
+    pub(crate) fn lock_directory(&self) -> PathBuf {
+        match self {
             Socket::Path(path) => match path.parent() {
                 Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
                 _ => PathBuf::from("."),
@@ -117,26 +117,9 @@ impl EngineConfig {
             }
         }
     }
+}
 
-    /// A `tmux` command for the configured server, standard input closed
-    /// and killed if dropped before it exits.
-    pub(crate) fn tmux_command(&self) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(&self.tmux);
-        command
-            .args(self.socket_args())
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true);
-        command
-    }
-
-    /// The error for a `tmux` that could not be started.
-    pub(crate) fn missing(&self, error: std::io::Error) -> crate::Error {
-        crate::Error::TmuxMissing {
-            program: self.tmux.display().to_string(),
-            reason: error.to_string(),
-        }
-    }
-
+impl EngineConfig {
     /// The arguments that select the server, for every tmux invocation.
     ///
     /// `-u` makes tmux treat the client as UTF-8 whatever the locale: an MCP

@@ -14,10 +14,13 @@ use crate::client::{self, Answer, Call, ClientHandle};
 use crate::config::EngineConfig;
 use crate::error::{Error, Result};
 use crate::panes::{ClientId, Panes};
+use crate::transport::{Local, Transport};
 
 /// State shared by the engine handle, the supervisor and every client task.
 pub(crate) struct Shared {
     pub(crate) config: EngineConfig,
+    /// How control clients reach the server.
+    pub(crate) transport: Arc<dyn Transport>,
     pub(crate) panes: Panes,
     /// Tracked sessions and their clients. A std `Mutex`: held only to look
     /// up or swap handles, never across an `.await`.
@@ -41,6 +44,10 @@ pub(crate) struct Shared {
     /// Control clients that tmux told to exit (`%exit`) and that have not
     /// ended yet (see `client::spawn`).
     pub(crate) departing: watch::Sender<usize>,
+    /// Set when a control client's pipe closed without tmux saying it
+    /// exits, on a server reached through ssh or an exec command: the
+    /// connection to the host dropped. Cleared by the next connect.
+    host_lost: AtomicBool,
     /// Wakes the supervisor; capacity one, since one wake covers any number
     /// of changes.
     wake: tokio::sync::mpsc::Sender<()>,
@@ -60,7 +67,7 @@ impl Shared {
 
     pub(crate) fn connect_error(&self, reason: String) -> Error {
         Error::Connect {
-            socket: self.config.socket.to_string(),
+            socket: self.transport.describe(),
             reason,
         }
     }
@@ -69,6 +76,18 @@ impl Shared {
         self.mark_panes_changed();
         self.sessions_dirty.store(true, Ordering::Release);
         let _ = self.wake.try_send(());
+    }
+
+    /// Records that a control client's connection dropped under it.
+    pub(crate) fn mark_host_lost(&self) {
+        if !self.transport.is_local() {
+            self.host_lost.store(true, Ordering::Release);
+        }
+    }
+
+    /// Whether the connection to the host dropped since the last connect.
+    pub(crate) fn host_lost(&self) -> bool {
+        self.host_lost.load(Ordering::Acquire)
     }
 
     pub(crate) fn mark_panes_changed(&self) {
@@ -134,7 +153,7 @@ pub struct Engine {
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
-            .field("socket", &self.shared.config.socket)
+            .field("server", &self.shared.transport.describe())
             .finish()
     }
 }
@@ -144,10 +163,21 @@ impl Engine {
     /// session when it is not running, and attaches a control client to every
     /// session.
     pub async fn connect(config: EngineConfig) -> Result<Engine> {
+        let transport = Arc::new(Local::new(&config));
+        Engine::connect_with(config, transport).await
+    }
+
+    /// Connects to the server `transport` reaches, as [`Engine::connect`]
+    /// does; `config`'s tmux program and socket are not used.
+    pub async fn connect_with(
+        config: EngineConfig,
+        transport: Arc<dyn Transport>,
+    ) -> Result<Engine> {
         let journal_bytes = config.journal_bytes;
         let (wake, woken) = tokio::sync::mpsc::channel(1);
         let shared = Arc::new(Shared {
             config,
+            transport,
             panes: Panes::new(journal_bytes),
             clients: Mutex::new(BTreeMap::new()),
             tracking: tokio::sync::Mutex::new(()),
@@ -159,6 +189,7 @@ impl Engine {
             panes_dirty: AtomicBool::new(false),
             panes_changed: watch::Sender::new(0),
             departing: watch::Sender::new(0),
+            host_lost: AtomicBool::new(false),
             wake,
         });
         let engine = Engine { shared };
@@ -183,6 +214,13 @@ impl Engine {
         self.shared.epoch.load(Ordering::Acquire)
     }
 
+    /// Whether the server's panes run on this machine, so `/proc` here
+    /// tells about their processes. On another host nothing is read from
+    /// this machine's `/proc`: pids there name other processes.
+    pub(crate) fn panes_are_local(&self) -> bool {
+        self.shared.transport.is_local()
+    }
+
     /// The pane termpilot itself runs in, if it runs inside this server.
     pub fn own_pane(&self) -> Option<PaneId> {
         let server = self.shared.server.lock().unwrap_or_else(|e| e.into_inner());
@@ -201,7 +239,13 @@ impl Engine {
         }
         // Another process may be starting the same server or its first
         // session this very moment: a failure then is transient.
-        let deadline = tokio::time::Instant::now() + CONNECT_RETRY;
+        // A host elsewhere that cannot be reached says so at once.
+        let retry = if self.panes_are_local() {
+            CONNECT_RETRY
+        } else {
+            std::time::Duration::ZERO
+        };
+        let deadline = tokio::time::Instant::now() + retry;
         loop {
             match self.connect_all().await {
                 Ok(()) if self.shared.any_client().is_some() => break,
@@ -296,24 +340,19 @@ impl Engine {
         Ok(())
     }
 
-    /// Runs `tmux list-sessions` as a process: used only to connect, when
-    /// there is no control client to ask. An absent server is no error.
+    /// Runs `tmux list-sessions` outside control mode: used only to connect,
+    /// when there is no control client to ask. An absent server is no error.
     async fn list_sessions_by_subprocess(&self) -> Result<Vec<SessionId>> {
-        let config = &self.shared.config;
-        let output = config
-            .tmux_command()
-            .args(["list-sessions", "-F", "#{session_id}"])
-            .output()
-            .await
-            .map_err(|e| config.missing(e))?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            if stderr.contains("no server running") || stderr.contains("error connecting") {
+        let args = ["list-sessions", "-F", "#{session_id}"].map(OsString::from);
+        let ran = self.shared.transport.run(args.to_vec()).await?;
+        if !ran.success {
+            if ran.stderr.contains("no server running") || ran.stderr.contains("error connecting") {
                 return Ok(Vec::new());
             }
-            return Err(self.shared.connect_error(stderr.trim().to_owned()));
+            return Err(self.shared.connect_error(ran.stderr));
         }
-        Ok(String::from_utf8_lossy(&output.stdout)
+        Ok(ran
+            .stdout
             .lines()
             .filter_map(|line| line.trim().parse().ok())
             .collect())
@@ -346,6 +385,7 @@ impl Engine {
         let own_pane = (self.shared.config.host.as_ref())
             .filter(|host| host.socket_path == socket_path)
             .map(|host| host.pane);
+        self.shared.host_lost.store(false, Ordering::Release);
         let previous = self.shared.epoch.swap(pid, Ordering::AcqRel);
         if previous != pid {
             self.shared.panes.clear();

@@ -9,10 +9,14 @@
 //!
 //! Layout:
 //! - [`config`]: which server to talk to.
-//! - `client`: one control client and the task that owns its pipes.
+//! - [`transport`]: where a control client's bytes come from (a local
+//!   `tmux`, ssh, an exec prefix, or in-memory pipes in tests).
+//! - `client`: one control client over a pipe, and the task that owns it.
 //! - `engine`: tracking sessions, routing commands, reconnecting.
 //! - `panes`: the pane journals and which client owns each pane's output.
 //! - `ops`: the typed operations the MCP tools call.
+//! - [`hosts`]: the servers one termpilot drives, `local` and those given
+//!   with `--host`, each an engine connected on first use.
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
 //!
 //! ```no_run
@@ -34,12 +38,14 @@ pub mod echo;
 mod engine;
 mod error;
 mod format;
+pub mod hosts;
 pub mod input_state;
 mod ops;
 mod panes;
 pub mod person;
 mod shell;
 mod targets;
+pub mod transport;
 mod wait;
 
 pub use batch::{BatchOp, Keystrokes, OpReport, OpStatus};
@@ -48,6 +54,7 @@ pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};
 pub use engine::{Engine, STARTED_MARK};
 pub use error::{Error, Result};
+pub use hosts::{HostOptions, HostSpec, Hosts, LOCAL};
 pub use input_state::AwaitingInput;
 pub use ops::{
     Capture, Created, Input, Killed, NewSession, NewWindow, PaneInfo, PaneScope, Scrollback,
@@ -56,4 +63,5 @@ pub use ops::{
 pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, Shell, hide_wrappers};
 pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::Needle;
+pub use transport::{Exec, Local, Pipe, Ssh, SshOptions, Transport};
 pub use wait::{Found, Outcome, TextWait, WaitReport};

@@ -49,6 +49,10 @@ pub enum Outcome {
     PaneExited,
     /// The tmux server went away (it was killed or crashed) during the wait.
     ServerExited,
+    /// The connection to the pane's host dropped during the wait (ssh or
+    /// the exec command ended without tmux saying it exits); the next call
+    /// on that host connects again.
+    HostLost,
     /// Output the wait needed was evicted or dropped before it was scanned.
     Lost,
     /// The pane printed nothing for the quiet period (idle waits).
@@ -322,7 +326,7 @@ impl Engine {
             alternate_screen: record.flag(2),
             in_mode: record.flag(3),
             current_command: record.str(4).to_owned(),
-            pid: record.parse(5).ok(),
+            pid: record.parse(5).ok().filter(|_| self.panes_are_local()),
         })
     }
 
@@ -330,22 +334,26 @@ impl Engine {
     /// server `epoch`) is gone: `None` while the pane lives.
     async fn pane_gone(&self, pane: PaneId, epoch: u32) -> Result<Option<Outcome>> {
         if self.shared.any_client().is_none() {
-            // Every control client ended: the server went away. Asking
-            // about the pane now would start a new one.
-            return Ok(Some(Outcome::ServerExited));
+            // Every control client ended: the server or the connection to
+            // its host went away. Asking about the pane now would start a
+            // new one.
+            return Ok(Some(self.gone_outcome(epoch)));
         }
         match self.pane_facts(pane).await {
             Ok(facts) if facts.exists && !facts.dead => Ok(None),
             Ok(_) => Ok(Some(self.gone_outcome(epoch))),
-            // The query's client closed under it: so did the server.
-            Err(Error::Disconnected { .. }) => Ok(Some(Outcome::ServerExited)),
+            // The query's client closed under it: so did the server (or
+            // the connection to its host).
+            Err(Error::Disconnected { .. }) => Ok(Some(self.gone_outcome(epoch))),
             Err(e) => Err(e),
         }
     }
 
     /// How a wait started in server `epoch` ends when its pane is gone.
     fn gone_outcome(&self, epoch: u32) -> Outcome {
-        if self.shared.any_client().is_none() || self.epoch() != epoch {
+        if self.shared.any_client().is_none() && self.shared.host_lost() {
+            Outcome::HostLost
+        } else if self.shared.any_client().is_none() || self.epoch() != epoch {
             Outcome::ServerExited
         } else {
             Outcome::PaneExited
@@ -378,7 +386,7 @@ impl Engine {
         started: Instant,
     ) -> Result<WaitReport> {
         let facts = match outcome {
-            Outcome::PaneExited | Outcome::ServerExited => PaneFacts::default(),
+            Outcome::PaneExited | Outcome::ServerExited | Outcome::HostLost => PaneFacts::default(),
             _ => self.pane_facts(pane).await.unwrap_or_default(),
         };
         // A full-screen program draws with cursor movement, which a line

@@ -182,6 +182,9 @@ impl Engine {
         quiet_for: Duration,
         settle: Duration,
     ) -> Result<Option<AwaitingInput>> {
+        if !self.panes_are_local() {
+            return Ok(None);
+        }
         let query = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())

@@ -1,0 +1,276 @@
+//! Hosts: the tmux servers one termpilot drives, on this machine and on
+//! others.
+//!
+//! The machine termpilot runs on is host [`LOCAL`]. Every other host is a
+//! name the person configured (`build=ssh:build-1`, `box=exec:docker exec -i
+//! box-1`) and an engine connected on first use, so starting termpilot never
+//! waits on a remote machine, and a host that cannot be reached fails only
+//! the calls that name it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::OnceCell;
+
+use crate::config::EngineConfig;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::transport::{Exec, Local, Ssh, SshOptions, Transport};
+
+/// The name of the machine termpilot runs on.
+pub const LOCAL: &str = "local";
+
+/// How ssh connections wait by default before they count as failed.
+pub const DEFAULT_HOST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How a configured host is reached, as written after `NAME=`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// `ssh:DEST`: the system's `ssh` to `DEST`.
+    Ssh(String),
+    /// `exec:PREFIX`: `PREFIX` followed by the tmux command line.
+    Exec(String),
+}
+
+/// One `--host NAME=ssh:DEST` or `NAME=exec:PREFIX`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostSpec {
+    /// The name targets use (`NAME/%3`).
+    pub name: String,
+    /// How to reach it.
+    pub reach: Reach,
+}
+
+impl std::str::FromStr for HostSpec {
+    type Err = String;
+
+    fn from_str(spec: &str) -> std::result::Result<HostSpec, String> {
+        let Some((name, reach)) = spec.split_once('=') else {
+            return Err(format!(
+                "{spec:?}: expected NAME=ssh:DEST or NAME=exec:PREFIX"
+            ));
+        };
+        let name = name.trim();
+        check_name(name)?;
+        let reach = if let Some(dest) = reach.strip_prefix("ssh:") {
+            let dest = dest.trim();
+            if dest.is_empty() || dest.starts_with('-') || dest.contains(char::is_whitespace) {
+                return Err(format!(
+                    "host {name}: {dest:?} is not an ssh destination (user@host, host or an alias)"
+                ));
+            }
+            Reach::Ssh(dest.to_owned())
+        } else if let Some(prefix) = reach.strip_prefix("exec:") {
+            match crate::transport::split_words(prefix) {
+                None => return Err(format!("host {name}: unbalanced quotes in {prefix:?}")),
+                Some(words) if words.is_empty() => {
+                    return Err(format!("host {name}: the exec prefix is empty"));
+                }
+                Some(_) => Reach::Exec(prefix.trim().to_owned()),
+            }
+        } else {
+            return Err(format!(
+                "host {name}: {reach:?} must start with ssh: or exec:"
+            ));
+        };
+        Ok(HostSpec {
+            name: name.to_owned(),
+            reach,
+        })
+    }
+}
+
+impl fmt::Display for HostSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.reach {
+            Reach::Ssh(dest) => write!(f, "{}=ssh:{dest}", self.name),
+            Reach::Exec(prefix) => write!(f, "{}=exec:{prefix}", self.name),
+        }
+    }
+}
+
+/// A host name: letters, digits, `-` and `_`, at most 64, not `local`.
+fn check_name(name: &str) -> std::result::Result<(), String> {
+    let fine = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !fine {
+        return Err(format!(
+            "{name:?} is not a host name: use letters, digits, - and _ (at most 64)"
+        ));
+    }
+    if name == LOCAL {
+        return Err(format!(
+            "{LOCAL:?} is the machine termpilot runs on; pick another name"
+        ));
+    }
+    Ok(())
+}
+
+/// What every remote host shares.
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    /// `-F PATH` for every ssh termpilot runs.
+    pub ssh_config: Option<PathBuf>,
+    /// How long connecting to a host may take.
+    pub timeout: Duration,
+    /// Where ssh's master connection sockets live (private to this process).
+    pub control_dir: PathBuf,
+}
+
+struct Host {
+    transport: Arc<dyn Transport>,
+    engine: OnceCell<Engine>,
+}
+
+/// Every host's engine, connected on first use.
+pub struct Hosts {
+    config: EngineConfig,
+    hosts: BTreeMap<String, Host>,
+    /// The names in the order the person gave them, `local` first.
+    order: Vec<String>,
+}
+
+impl fmt::Debug for Hosts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.order).finish()
+    }
+}
+
+impl Hosts {
+    /// The local server `config` names, and `specs` besides. Connects to
+    /// nothing yet.
+    pub fn new(config: EngineConfig, specs: &[HostSpec], options: &HostOptions) -> Result<Hosts> {
+        let mut hosts = BTreeMap::new();
+        let mut order = vec![LOCAL.to_owned()];
+        let local: Arc<dyn Transport> = Arc::new(Local::new(&config));
+        hosts.insert(
+            LOCAL.to_owned(),
+            Host {
+                transport: local,
+                engine: OnceCell::new(),
+            },
+        );
+        let ssh = SshOptions {
+            config: options.ssh_config.clone(),
+            control_dir: options.control_dir.clone(),
+            timeout: options.timeout,
+            tmux: "tmux".to_owned(),
+        };
+        for spec in specs {
+            let transport: Arc<dyn Transport> = match &spec.reach {
+                Reach::Ssh(dest) => Arc::new(Ssh::new(&spec.name, dest, &ssh)),
+                Reach::Exec(prefix) => Arc::new(Exec::new(&spec.name, prefix, options.timeout)?),
+            };
+            let host = Host {
+                transport,
+                engine: OnceCell::new(),
+            };
+            if hosts.insert(spec.name.clone(), host).is_some() {
+                return Err(Error::InvalidArgument(format!(
+                    "host {} is configured twice",
+                    spec.name
+                )));
+            }
+            order.push(spec.name.clone());
+        }
+        Ok(Hosts {
+            config,
+            hosts,
+            order,
+        })
+    }
+
+    /// Every host's name, `local` first.
+    pub fn names(&self) -> &[String] {
+        &self.order
+    }
+
+    /// Whether `name` is a configured host.
+    pub fn contains(&self, name: &str) -> bool {
+        self.hosts.contains_key(name)
+    }
+
+    /// The engine of host `name`, connecting it on first use. A host that
+    /// cannot be reached fails this call only: the next one tries again.
+    pub async fn engine(&self, name: &str) -> Result<Engine> {
+        let host = self.hosts.get(name).ok_or_else(|| Error::NotFound {
+            kind: "host",
+            target: name.to_owned(),
+            hint: "the hosts are local and those given with --host",
+        })?;
+        let engine = host
+            .engine
+            .get_or_try_init(|| {
+                Engine::connect_with(self.config.clone(), Arc::clone(&host.transport))
+            })
+            .await?;
+        Ok(engine.clone())
+    }
+
+    /// The engine of host `name` if it has connected already.
+    pub fn connected(&self, name: &str) -> Option<Engine> {
+        self.hosts.get(name)?.engine.get().cloned()
+    }
+
+    /// The engine of the local host, as [`Hosts::engine`].
+    pub async fn local(&self) -> Result<Engine> {
+        self.engine(LOCAL).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse() {
+        let spec: HostSpec = "build=ssh:me@build-1".parse().unwrap();
+        assert_eq!(spec.name, "build");
+        assert_eq!(spec.reach, Reach::Ssh("me@build-1".into()));
+        let spec: HostSpec = "box=exec:docker exec -i 'box 1'".parse().unwrap();
+        assert_eq!(spec.reach, Reach::Exec("docker exec -i 'box 1'".into()));
+        assert_eq!(spec.to_string(), "box=exec:docker exec -i 'box 1'");
+        for bad in [
+            "build",
+            "=ssh:x",
+            "local=ssh:x",
+            "a/b=ssh:x",
+            "build=ssh:",
+            "build=ssh:-oProxyCommand=x",
+            "build=ssh:a b",
+            "build=exec:",
+            "build=exec:docker 'x",
+            "build=telnet:x",
+        ] {
+            assert!(bad.parse::<HostSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hosts_keep_their_order_and_refuse_twins() {
+        let options = HostOptions {
+            ssh_config: None,
+            timeout: DEFAULT_HOST_TIMEOUT,
+            control_dir: std::env::temp_dir(),
+        };
+        let specs: Vec<HostSpec> = ["b=ssh:b", "a=exec:env"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let hosts = Hosts::new(EngineConfig::default(), &specs, &options).unwrap();
+        assert_eq!(hosts.names(), ["local", "b", "a"]);
+        assert!(hosts.contains("a") && !hosts.contains("c"));
+        assert!(hosts.connected("b").is_none());
+        let twins: Vec<HostSpec> = ["b=ssh:b", "b=exec:env"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        assert!(Hosts::new(EngineConfig::default(), &twins, &options).is_err());
+    }
+}

@@ -1,0 +1,567 @@
+//! Where the bytes of a control client come from.
+//!
+//! The engine speaks tmux control mode over any byte pipe: a [`Pipe`] is a
+//! reader, a writer and whatever keeps the far end alive. A [`Transport`]
+//! opens such pipes to one tmux server and runs the few one-shot tmux
+//! commands the engine needs outside control mode. Today's transports run a
+//! local `tmux`, or `tmux` through `ssh` or an exec prefix such as
+//! `docker exec -i NAME`; tests plug in in-memory pipes. Nothing above this
+//! module knows that a process exists.
+
+use std::ffi::OsString;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+
+use crate::error::{Error, Result};
+
+/// A boxed future, as trait objects return them.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One control-mode connection: bytes from tmux, bytes to tmux, and the
+/// process (if any) behind them.
+pub struct Pipe {
+    /// What tmux writes: control-mode lines.
+    pub reader: Pin<Box<dyn AsyncRead + Send + Sync>>,
+    /// What tmux reads: command lines.
+    pub writer: Pin<Box<dyn AsyncWrite + Send + Sync>>,
+    /// What keeps the far end alive; ended when the connection closes.
+    pub end: Box<dyn Far>,
+}
+
+impl std::fmt::Debug for Pipe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pipe")
+    }
+}
+
+/// The far end of a [`Pipe`]: a process, or nothing at all.
+pub trait Far: Send {
+    /// What the far end said about why it stopped (a process's standard
+    /// error), read once the pipe has closed; empty when it said nothing.
+    fn diagnostics(&mut self) -> BoxFuture<'_, String>;
+    /// Ends the far end and waits until it has ended.
+    fn close(&mut self) -> BoxFuture<'_, ()>;
+}
+
+/// What a one-shot tmux command printed and whether it succeeded.
+#[derive(Debug, Clone, Default)]
+pub struct Ran {
+    /// The command exited with status 0.
+    pub success: bool,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error (for ssh, also ssh's own messages).
+    pub stderr: String,
+}
+
+/// A way to reach one tmux server.
+pub trait Transport: Send + Sync + std::fmt::Debug {
+    /// Opens a control client: runs tmux with `-C` followed by `args`
+    /// (`attach-session -t $1`, `new-session ...`) and returns its pipe.
+    fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>>;
+
+    /// Runs one tmux command to its end outside control mode (`wait-for`,
+    /// `list-sessions` before any client is connected). Dropping the future
+    /// ends the command.
+    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>>;
+
+    /// The server as errors name it: `-L termpilot`, `host build (ssh build-1)`.
+    fn describe(&self) -> String;
+
+    /// A directory that processes connecting to this server lock while a
+    /// control client identifies itself (tmux 3.3a crashes when it sends a
+    /// notification to a client still identifying). Only meaningful when
+    /// the server runs on this machine.
+    fn start_lock(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// Whether panes of this server run on this machine, so their processes
+    /// can be read in `/proc` here.
+    fn is_local(&self) -> bool {
+        false
+    }
+
+    /// How long opening a connection may take before it counts as failed.
+    fn connect_timeout(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// A child process behind a pipe: killed when the connection ends.
+struct ChildEnd {
+    child: tokio::process::Child,
+}
+
+impl Far for ChildEnd {
+    fn diagnostics(&mut self) -> BoxFuture<'_, String> {
+        Box::pin(async move {
+            let mut text = String::new();
+            if let Some(mut stderr) = self.child.stderr.take() {
+                // A far end that keeps its stderr open (an ssh master) must
+                // not hold up the error.
+                let read = stderr.read_to_string(&mut text);
+                let _ = tokio::time::timeout(Duration::from_millis(500), read).await;
+            }
+            text.trim().to_owned()
+        })
+    }
+
+    fn close(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let _ = self.child.start_kill();
+            let _ = self.child.wait().await;
+        })
+    }
+}
+
+/// A command line: the program and the arguments before tmux's own.
+#[derive(Debug, Clone)]
+pub(crate) struct Launcher {
+    /// The program to run (`tmux`, `ssh`, `docker`).
+    program: OsString,
+    /// Arguments that come first (ssh's options and destination, an exec
+    /// prefix's words, then for remote servers the tmux program itself).
+    prefix: Vec<OsString>,
+    /// The arguments that select the tmux server (`-u -L NAME -f FILE`).
+    server: Vec<OsString>,
+    /// Whether the arguments after the prefix pass through a remote shell
+    /// (ssh joins its arguments into one command line), so each needs
+    /// quoting.
+    quote: bool,
+}
+
+impl Launcher {
+    fn command(&self, tail: &[OsString]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(&self.program);
+        command.args(&self.prefix);
+        if self.quote {
+            for arg in self.server.iter().chain(tail) {
+                command.arg(shell_quote(&arg.to_string_lossy()));
+            }
+        } else {
+            command.args(&self.server).args(tail);
+        }
+        command.kill_on_drop(true);
+        command
+    }
+
+    fn missing(&self, error: &std::io::Error) -> Error {
+        Error::TmuxMissing {
+            program: self.program.to_string_lossy().into_owned(),
+            reason: error.to_string(),
+        }
+    }
+
+    async fn open(&self, args: Vec<OsString>) -> Result<Pipe> {
+        let mut tail: Vec<OsString> = vec!["-C".into()];
+        tail.extend(args);
+        let mut child = self
+            .command(&tail)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.missing(&e))?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        Ok(Pipe {
+            reader: Box::pin(stdout),
+            writer: Box::pin(stdin),
+            end: Box::new(ChildEnd { child }),
+        })
+    }
+
+    async fn run(&self, args: Vec<OsString>) -> Result<Ran> {
+        let output = self
+            .command(&args)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .map_err(|e| self.missing(&e))?;
+        Ok(Ran {
+            success: output.status.success(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        })
+    }
+}
+
+/// Quotes one word for a POSIX shell: as is when it is plainly safe, else
+/// in single quotes.
+pub(crate) fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The tmux server on this machine, run as a child process.
+#[derive(Debug, Clone)]
+pub struct Local {
+    launcher: Launcher,
+    socket: crate::config::Socket,
+}
+
+impl Local {
+    /// The server `config` names (`tmux`, socket, configuration file).
+    pub fn new(config: &crate::config::EngineConfig) -> Local {
+        Local {
+            launcher: Launcher {
+                program: config.tmux.clone().into(),
+                prefix: Vec::new(),
+                server: config.socket_args(),
+                quote: false,
+            },
+            socket: config.socket.clone(),
+        }
+    }
+}
+
+impl Transport for Local {
+    fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
+        Box::pin(self.launcher.open(args))
+    }
+
+    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
+        Box::pin(self.launcher.run(args))
+    }
+
+    fn describe(&self) -> String {
+        self.socket.to_string()
+    }
+
+    fn start_lock(&self) -> Option<PathBuf> {
+        Some(self.socket.lock_directory())
+    }
+
+    fn is_local(&self) -> bool {
+        true
+    }
+}
+
+/// The socket name termpilot uses on other machines.
+pub const REMOTE_SOCKET_NAME: &str = "termpilot";
+
+/// A tmux server on another machine, reached with the system's `ssh`.
+///
+/// ssh runs with the user's own configuration (or `-F` a given file), in
+/// batch mode (a host that would ask for a password fails at once instead),
+/// and with a master connection of termpilot's own, so every control client
+/// and one-shot command to the host shares one connection.
+#[derive(Debug, Clone)]
+pub struct Ssh {
+    name: String,
+    destination: String,
+    launcher: Launcher,
+    timeout: Duration,
+}
+
+/// What an ssh host needs besides its destination.
+#[derive(Debug, Clone)]
+pub struct SshOptions {
+    /// `-F PATH` for every ssh run, when set.
+    pub config: Option<PathBuf>,
+    /// The directory holding the master connections' sockets.
+    pub control_dir: PathBuf,
+    /// ssh's `ConnectTimeout`.
+    pub timeout: Duration,
+    /// The tmux program on the far side.
+    pub tmux: String,
+}
+
+impl Ssh {
+    /// The host `name`, reached as `ssh DESTINATION`.
+    pub fn new(name: &str, destination: &str, options: &SshOptions) -> Ssh {
+        let mut prefix: Vec<OsString> = Vec::new();
+        if let Some(config) = &options.config {
+            prefix.push("-F".into());
+            prefix.push(config.into());
+        }
+        let control_path = options.control_dir.join("%C");
+        for option in [
+            "BatchMode=yes".to_owned(),
+            format!("ConnectTimeout={}", options.timeout.as_secs().max(1)),
+            "ControlMaster=auto".to_owned(),
+            format!("ControlPath={}", control_path.display()),
+            "ControlPersist=60".to_owned(),
+            "ServerAliveInterval=5".to_owned(),
+            "ServerAliveCountMax=2".to_owned(),
+            "LogLevel=ERROR".to_owned(),
+        ] {
+            prefix.push("-o".into());
+            prefix.push(option.into());
+        }
+        prefix.push("-T".into());
+        // `--` ends ssh's options, so a destination cannot pass as one.
+        prefix.push("--".into());
+        prefix.push(destination.into());
+        prefix.push(options.tmux.clone().into());
+        Ssh {
+            name: name.to_owned(),
+            destination: destination.to_owned(),
+            launcher: Launcher {
+                program: "ssh".into(),
+                prefix,
+                server: remote_server_args(),
+                quote: true,
+            },
+            timeout: options.timeout,
+        }
+    }
+}
+
+/// The arguments that select termpilot's server on another machine.
+fn remote_server_args() -> Vec<OsString> {
+    ["-u", "-L", REMOTE_SOCKET_NAME, "-f", "/dev/null"]
+        .map(OsString::from)
+        .to_vec()
+}
+
+impl Transport for Ssh {
+    fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
+        Box::pin(self.launcher.open(args))
+    }
+
+    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
+        Box::pin(self.launcher.run(args))
+    }
+
+    fn describe(&self) -> String {
+        format!("host {} (ssh {})", self.name, self.destination)
+    }
+
+    fn connect_timeout(&self) -> Option<Duration> {
+        // ssh's own timeout covers the TCP connection; authentication and
+        // the remote tmux starting get as long again.
+        Some(self.timeout * 2)
+    }
+}
+
+/// A tmux server reached by running a command prefix (`docker exec -i
+/// NAME`, `kubectl exec -i POD --`) followed by the tmux command line.
+#[derive(Debug, Clone)]
+pub struct Exec {
+    name: String,
+    words: Vec<String>,
+    launcher: Launcher,
+    timeout: Duration,
+}
+
+impl Exec {
+    /// The host `name`, reached through `prefix` (split as a shell would,
+    /// without running one). Fails on an empty prefix or unbalanced quotes.
+    pub fn new(name: &str, prefix: &str, timeout: Duration) -> Result<Exec> {
+        let words = split_words(prefix).ok_or_else(|| {
+            Error::InvalidArgument(format!("host {name}: unbalanced quotes in {prefix:?}"))
+        })?;
+        let Some((program, rest)) = words.split_first() else {
+            return Err(Error::InvalidArgument(format!(
+                "host {name}: empty exec prefix"
+            )));
+        };
+        let mut prefix: Vec<OsString> = rest.iter().map(OsString::from).collect();
+        prefix.push("tmux".into());
+        Ok(Exec {
+            name: name.to_owned(),
+            launcher: Launcher {
+                program: program.into(),
+                prefix,
+                server: remote_server_args(),
+                quote: false,
+            },
+            words,
+            timeout,
+        })
+    }
+}
+
+impl Transport for Exec {
+    fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
+        Box::pin(self.launcher.open(args))
+    }
+
+    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
+        Box::pin(self.launcher.run(args))
+    }
+
+    fn describe(&self) -> String {
+        format!("host {} ({})", self.name, self.words.join(" "))
+    }
+
+    fn connect_timeout(&self) -> Option<Duration> {
+        Some(self.timeout)
+    }
+}
+
+/// Splits a command line into words as a POSIX shell would, without
+/// expansions: whitespace separates, single quotes keep everything, double
+/// quotes keep all but `\"` and `\\`, a backslash outside quotes escapes the
+/// next character. `None` for unbalanced quotes.
+pub fn split_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => word.push(c),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\' | '$' | '`') => word.push(c),
+                            c => {
+                                word.push('\\');
+                                word.push(c);
+                            }
+                        },
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(c) = chars.next() {
+                    word.push(c);
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Some(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_like_a_shell() {
+        assert_eq!(
+            split_words("docker exec -i 'my box' \"a \\\"b\\\"\" c\\ d").unwrap(),
+            ["docker", "exec", "-i", "my box", "a \"b\"", "c d"]
+        );
+        assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
+        assert_eq!(split_words("a ''").unwrap(), ["a", ""]);
+        assert!(split_words("a 'b").is_none());
+        assert!(split_words("a \"b").is_none());
+    }
+
+    #[test]
+    fn quoting_survives_a_shell() {
+        for word in [
+            "plain",
+            "",
+            "a b",
+            "it's",
+            "#{pane_id}",
+            "$HOME",
+            "a\nb",
+            "%1",
+        ] {
+            let quoted = shell_quote(word);
+            assert_eq!(split_words(&quoted).unwrap(), [word], "{quoted}");
+        }
+    }
+
+    #[test]
+    fn exec_prefix_comes_before_tmux() {
+        let exec = Exec::new("box", "docker exec -i box-1", Duration::from_secs(5)).unwrap();
+        let command = exec.launcher.command(&["-C".into()]);
+        let std = command.as_std();
+        let args: Vec<_> = std
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(std.get_program(), "docker");
+        assert_eq!(
+            args,
+            [
+                "exec",
+                "-i",
+                "box-1",
+                "tmux",
+                "-u",
+                "-L",
+                "termpilot",
+                "-f",
+                "/dev/null",
+                "-C"
+            ]
+        );
+        assert!(Exec::new("box", "", Duration::from_secs(1)).is_err());
+        assert!(Exec::new("box", "docker 'exec", Duration::from_secs(1)).is_err());
+    }
+
+    #[test]
+    fn ssh_quotes_what_the_remote_shell_reads() {
+        let options = SshOptions {
+            config: Some("cfg".into()),
+            control_dir: "/run/x".into(),
+            timeout: Duration::from_secs(10),
+            tmux: "tmux".into(),
+        };
+        let ssh = Ssh::new("build", "me@build-1", &options);
+        let command =
+            ssh.launcher
+                .command(&["display-message".into(), "-p".into(), "#{pid} x".into()]);
+        let args: Vec<_> = command
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(&args[..2], ["-F", "cfg"]);
+        assert!(args.contains(&"BatchMode=yes".to_owned()));
+        assert!(args.contains(&"ControlPath=/run/x/%C".to_owned()));
+        let at = args.iter().position(|a| a == "--").unwrap();
+        assert_eq!(
+            &args[at..],
+            [
+                "--",
+                "me@build-1",
+                "tmux",
+                "-u",
+                "-L",
+                "termpilot",
+                "-f",
+                "/dev/null",
+                "display-message",
+                "-p",
+                "'#{pid} x'"
+            ]
+        );
+    }
+}
