@@ -1,0 +1,212 @@
+//! Hosts other than the local server: an `exec:` host that runs tmux under
+//! another `TMUX_TMPDIR` (a separate machine, as far as termpilot can tell),
+//! and ssh hosts that cannot be reached.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::LIMIT;
+use termpilot_tmux::hosts::HostSpec;
+use termpilot_tmux::{EngineConfig, Error, HostOptions, Hosts, NewSession, Outcome, TextWait};
+
+/// A directory standing for another machine's `/tmp`: its tmux server is
+/// killed and the directory removed when the test ends.
+struct Machine {
+    dir: tempfile::TempDir,
+}
+
+impl Machine {
+    fn new() -> Machine {
+        Machine {
+            dir: tempfile::Builder::new()
+                .prefix("tp-host-")
+                .tempdir()
+                .expect("temp dir"),
+        }
+    }
+
+    fn spec(&self, name: &str) -> HostSpec {
+        format!("{name}=exec:env TMUX_TMPDIR={}", self.dir.path().display())
+            .parse()
+            .expect("spec parses")
+    }
+
+    /// Runs tmux against termpilot's server on this "machine".
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .env("TMUX_TMPDIR", self.dir.path())
+            .args(["-L", "termpilot"])
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    fn socket(&self) -> PathBuf {
+        let uid = rustix_uid();
+        self.dir
+            .path()
+            .join(format!("tmux-{uid}"))
+            .join("termpilot")
+    }
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+fn rustix_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map_or(0, |m| m.uid())
+}
+
+fn options(dir: &Path) -> HostOptions {
+    HostOptions {
+        ssh_config: None,
+        timeout: Duration::from_secs(5),
+        control_dir: dir.to_owned(),
+    }
+}
+
+/// Hosts whose local server is a test server that is never started.
+fn hosts(specs: &[HostSpec], control: &Path) -> Hosts {
+    let local = EngineConfig {
+        socket: termpilot_tmux::Socket::Name("tp-never-started".into()),
+        host: None,
+        ..EngineConfig::default()
+    };
+    Hosts::new(local, specs, &options(control)).expect("hosts")
+}
+
+#[tokio::test]
+async fn an_exec_host_runs_its_own_server() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec("box")], control.path());
+    assert!(
+        hosts.connected("box").is_none(),
+        "nothing connects up front"
+    );
+    let engine = tokio::time::timeout(LIMIT, hosts.engine("box"))
+        .await
+        .expect("in time")
+        .expect("connects");
+    assert!(machine.socket().exists(), "the server lives on the host");
+    let created = engine
+        .create_session(&NewSession {
+            name: Some("work".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    let report = engine
+        .run_command(created.pane, "echo $TMUX_TMPDIR; echo made-$((6*7))", LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(report.exit_code, Some(0), "{report:?}");
+    assert!(report.output.contains("made-42"), "{report:?}");
+    assert!(
+        report
+            .output
+            .contains(&machine.dir.path().display().to_string()),
+        "the pane runs on the host: {report:?}"
+    );
+    let listed = machine.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    let names = String::from_utf8_lossy(&listed.stdout);
+    assert!(names.lines().any(|n| n == "work"), "{names}");
+    // The local server was never needed.
+    assert!(hosts.connected("local").is_none());
+}
+
+#[tokio::test]
+async fn a_dropped_connection_ends_a_wait_with_host_lost_and_the_next_call_reconnects() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec("box")], control.path());
+    let engine = hosts.engine("box").await.unwrap();
+    let created = engine.create_session(&NewSession::default()).await.unwrap();
+    let spec = TextWait {
+        patterns: vec![termpilot_tmux::Needle::Literal("never-printed".into())],
+        timeout: Duration::from_secs(30),
+        stop: Vec::new(),
+        match_case: true,
+        since: None,
+        include_screen: false,
+    };
+    let waiting = {
+        let engine = engine.clone();
+        tokio::spawn(async move { engine.wait_for_text(created.pane, &spec).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The control clients are the connection: end them (the processes the
+    // engine started), the server stays.
+    let clients = machine.tmux(&["list-clients", "-F", "#{client_pid}"]);
+    let pids: Vec<i32> = String::from_utf8_lossy(&clients.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    assert!(!pids.is_empty(), "the engine's clients are listed");
+    let started = Instant::now();
+    for pid in pids {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    let report = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .expect("the wait ends in time")
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::HostLost, "{report:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The next call connects again, to the same server.
+    let sessions = tokio::time::timeout(LIMIT, engine.list_sessions())
+        .await
+        .expect("in time")
+        .expect("reconnects");
+    assert!(!sessions.is_empty());
+}
+
+#[tokio::test]
+async fn an_unreachable_ssh_host_fails_fast_with_ssh_s_message() {
+    let control = tempfile::tempdir().unwrap();
+    let config = control.path().join("ssh_config");
+    // Nothing listens on port 1 of the loopback address.
+    std::fs::write(
+        &config,
+        "Host nowhere\n  HostName 127.0.0.1\n  Port 1\n  UserKnownHostsFile /dev/null\n",
+    )
+    .unwrap();
+    let specs: Vec<HostSpec> = ["gone=ssh:nowhere", "unknown=ssh:no-such-host.invalid"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let local = EngineConfig {
+        socket: termpilot_tmux::Socket::Name("tp-never-started".into()),
+        host: None,
+        ..EngineConfig::default()
+    };
+    let options = HostOptions {
+        ssh_config: Some(config),
+        ..options(control.path())
+    };
+    let hosts = Hosts::new(local, &specs, &options).unwrap();
+    for (name, says) in [("gone", "refused"), ("unknown", "resolve")] {
+        let started = Instant::now();
+        let error = tokio::time::timeout(LIMIT, hosts.engine(name))
+            .await
+            .expect("fails in time")
+            .expect_err("cannot connect");
+        let message = error.to_string();
+        assert!(matches!(error, Error::Connect { .. }), "{error:?}");
+        assert!(message.contains(&format!("host {name}")), "{message}");
+        assert!(message.to_lowercase().contains(says), "{message}");
+        assert!(started.elapsed() < Duration::from_secs(8), "{name}");
+    }
+    assert!(matches!(
+        hosts.engine("elsewhere").await,
+        Err(Error::NotFound { kind: "host", .. })
+    ));
+}
