@@ -53,6 +53,9 @@ struct ServeArgs {
     server: ServerSelection,
 
     #[command(flatten)]
+    hosts: server_args::HostArgs,
+
+    #[command(flatten)]
     secrets: server_args::SecretArgs,
 
     #[command(flatten)]

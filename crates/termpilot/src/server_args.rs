@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 use termpilot_mcp::http::HttpLimits;
 use termpilot_tmux::config::DEFAULT_SOCKET_NAME;
-use termpilot_tmux::{EngineConfig, Socket};
+use termpilot_tmux::{EngineConfig, HostOptions, HostSpec, Socket};
 
 /// Which tmux server to drive.
 #[derive(Debug, Clone, Args)]
@@ -68,6 +68,54 @@ impl ServerSelection {
         self.tmux_config
             .clone()
             .unwrap_or_else(|| PathBuf::from("/dev/null"))
+    }
+}
+
+/// Terminals on other machines and in containers (`serve`).
+#[derive(Debug, Clone, Args)]
+pub struct HostArgs {
+    /// A host besides this machine (which is `local`): NAME=ssh:DEST runs the
+    /// system ssh to DEST (user@host, host or an alias of your ssh config);
+    /// NAME=exec:PREFIX runs PREFIX (e.g. `docker exec -i box`) before the tmux
+    /// command line. Targets on it are written NAME/TARGET. Repeatable;
+    /// TERMPILOT_HOSTS holds several, comma-separated.
+    #[arg(
+        long = "host",
+        env = "TERMPILOT_HOSTS",
+        value_name = "NAME=ssh:DEST|NAME=exec:PREFIX",
+        value_delimiter = ','
+    )]
+    pub hosts: Vec<HostSpec>,
+
+    /// ssh configuration file passed to every ssh termpilot runs (`ssh -F`);
+    /// default: ssh's own (~/.ssh/config of the user in the password database).
+    #[arg(long, env = "TERMPILOT_SSH_CONFIG", value_name = "PATH")]
+    pub ssh_config: Option<PathBuf>,
+
+    /// Seconds connecting to a host may take before the call fails (ssh's
+    /// ConnectTimeout; authentication and tmux starting get as long again).
+    #[arg(
+        long,
+        env = "TERMPILOT_HOST_TIMEOUT_S",
+        value_name = "SECONDS",
+        default_value_t = 10
+    )]
+    pub host_timeout_s: u64,
+}
+
+impl HostArgs {
+    /// The options every remote host shares; `control_dir` holds ssh's
+    /// master connection sockets.
+    pub fn options(&self, control_dir: PathBuf) -> anyhow::Result<HostOptions> {
+        anyhow::ensure!(
+            (1..=600).contains(&self.host_timeout_s),
+            "--host-timeout-s must be between 1 and 600"
+        );
+        Ok(HostOptions {
+            ssh_config: self.ssh_config.clone(),
+            timeout: Duration::from_secs(self.host_timeout_s),
+            control_dir,
+        })
     }
 }
 

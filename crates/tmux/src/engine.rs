@@ -139,6 +139,9 @@ impl Shared {
 /// 300 s behind.
 pub(crate) const CLIENT_FLAGS: &str = "ignore-size,pause-after=30";
 
+/// The longest reading a remote host's processes may take.
+const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// How long connecting retries failures that another process starting the
 /// same server at the same moment can cause.
 const CONNECT_RETRY: std::time::Duration = std::time::Duration::from_secs(10);
@@ -219,6 +222,27 @@ impl Engine {
     /// this machine's `/proc`: pids there name other processes.
     pub(crate) fn panes_are_local(&self) -> bool {
         self.shared.transport.is_local()
+    }
+
+    /// The processes under `pid` (a pane's first process) and the mode of
+    /// its terminal `tty`, read where the pane runs: `/proc` here for a
+    /// local server, a dump taken on the host for another (empty when the
+    /// host cannot be asked, so nothing is known).
+    pub(crate) async fn procfs(&self, pid: u32, tty: &str) -> Arc<dyn crate::procfs::Procfs> {
+        use crate::procfs::{Here, Snapshot, dump_script};
+        if self.panes_are_local() {
+            return Arc::new(Here);
+        }
+        let script = dump_script(pid, tty);
+        let dump = tokio::time::timeout(PROBE_LIMIT, self.shared.transport.shell(&script)).await;
+        match dump {
+            Ok(Ok(ran)) => Arc::new(Snapshot::parse(&ran.stdout, tty)),
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "cannot read the host's processes");
+                Arc::new(Snapshot::default())
+            }
+            Err(_) => Arc::new(Snapshot::default()),
+        }
     }
 
     /// The pane termpilot itself runs in, if it runs inside this server.

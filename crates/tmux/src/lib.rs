@@ -42,6 +42,7 @@ pub mod hosts;
 pub mod input_state;
 mod ops;
 mod panes;
+mod procfs;
 pub mod person;
 mod shell;
 mod targets;

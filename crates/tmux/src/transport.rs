@@ -70,6 +70,15 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     /// ends the command.
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>>;
 
+    /// Runs a POSIX shell script on the server's machine, outside tmux:
+    /// how the engine reads `/proc` of panes on another host. Transports
+    /// without one (in-memory test pipes) fail it, and those facts are then
+    /// unknown.
+    fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
+        let _ = script;
+        Box::pin(async { Err(Error::InvalidArgument("this transport runs no shell".into())) })
+    }
+
     /// The server as errors name it: `-L termpilot`, `host build (ssh build-1)`.
     fn describe(&self) -> String;
 
@@ -126,8 +135,11 @@ pub(crate) struct Launcher {
     /// The program to run (`tmux`, `ssh`, `docker`).
     program: OsString,
     /// Arguments that come first (ssh's options and destination, an exec
-    /// prefix's words, then for remote servers the tmux program itself).
+    /// prefix's words).
     prefix: Vec<OsString>,
+    /// The tmux program on the far side, after the prefix; `None` when
+    /// `program` is tmux itself.
+    tmux: Option<OsString>,
     /// The arguments that select the tmux server (`-u -L NAME -f FILE`).
     server: Vec<OsString>,
     /// Whether the arguments after the prefix pass through a remote shell
@@ -137,18 +149,38 @@ pub(crate) struct Launcher {
 }
 
 impl Launcher {
+    /// The command running tmux with `tail` after the server's arguments.
     fn command(&self, tail: &[OsString]) -> tokio::process::Command {
+        let words: Vec<&OsString> = self.tmux.iter().chain(&self.server).chain(tail).collect();
+        self.far_command(&words)
+    }
+
+    /// The command running `words` on the far side.
+    fn far_command(&self, words: &[&OsString]) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(&self.program);
         command.args(&self.prefix);
         if self.quote {
-            for arg in self.server.iter().chain(tail) {
-                command.arg(shell_quote(&arg.to_string_lossy()));
+            for word in words {
+                command.arg(shell_quote(&word.to_string_lossy()));
             }
         } else {
-            command.args(&self.server).args(tail);
+            command.args(words);
         }
         command.kill_on_drop(true);
         command
+    }
+
+    async fn shell(&self, script: &str) -> Result<Ran> {
+        let words: [OsString; 3] = ["sh".into(), "-c".into(), script.into()];
+        let command = if self.tmux.is_none() {
+            // tmux itself is the program: the script runs here.
+            let mut here = tokio::process::Command::new("sh");
+            here.args(&words[1..]).kill_on_drop(true);
+            here
+        } else {
+            self.far_command(&words.iter().collect::<Vec<_>>())
+        };
+        output(command).await.map_err(|e| self.missing(&e))
     }
 
     fn missing(&self, error: &std::io::Error) -> Error {
@@ -178,18 +210,20 @@ impl Launcher {
     }
 
     async fn run(&self, args: Vec<OsString>) -> Result<Ran> {
-        let output = self
-            .command(&args)
-            .stdin(Stdio::null())
-            .output()
+        output(self.command(&args))
             .await
-            .map_err(|e| self.missing(&e))?;
-        Ok(Ran {
-            success: output.status.success(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-        })
+            .map_err(|e| self.missing(&e))
     }
+}
+
+/// Runs `command` to its end with no input.
+async fn output(mut command: tokio::process::Command) -> std::io::Result<Ran> {
+    let output = command.stdin(Stdio::null()).output().await?;
+    Ok(Ran {
+        success: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+    })
 }
 
 /// Quotes one word for a POSIX shell: as is when it is plainly safe, else
@@ -220,6 +254,7 @@ impl Local {
             launcher: Launcher {
                 program: config.tmux.clone().into(),
                 prefix: Vec::new(),
+                tmux: None,
                 server: config.socket_args(),
                 quote: false,
             },
@@ -231,6 +266,11 @@ impl Local {
 impl Transport for Local {
     fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
         Box::pin(self.launcher.open(args))
+    }
+
+    fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
+        let script = script.to_owned();
+        Box::pin(async move { self.launcher.shell(&script).await })
     }
 
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
@@ -306,13 +346,13 @@ impl Ssh {
         // `--` ends ssh's options, so a destination cannot pass as one.
         prefix.push("--".into());
         prefix.push(destination.into());
-        prefix.push(options.tmux.clone().into());
         Ssh {
             name: name.to_owned(),
             destination: destination.to_owned(),
             launcher: Launcher {
                 program: "ssh".into(),
                 prefix,
+                tmux: Some(options.tmux.clone().into()),
                 server: remote_server_args(),
                 quote: true,
             },
@@ -331,6 +371,11 @@ fn remote_server_args() -> Vec<OsString> {
 impl Transport for Ssh {
     fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
         Box::pin(self.launcher.open(args))
+    }
+
+    fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
+        let script = script.to_owned();
+        Box::pin(async move { self.launcher.shell(&script).await })
     }
 
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
@@ -370,13 +415,13 @@ impl Exec {
                 "host {name}: empty exec prefix"
             )));
         };
-        let mut prefix: Vec<OsString> = rest.iter().map(OsString::from).collect();
-        prefix.push("tmux".into());
+        let prefix: Vec<OsString> = rest.iter().map(OsString::from).collect();
         Ok(Exec {
             name: name.to_owned(),
             launcher: Launcher {
                 program: program.into(),
                 prefix,
+                tmux: Some("tmux".into()),
                 server: remote_server_args(),
                 quote: false,
             },
@@ -389,6 +434,11 @@ impl Exec {
 impl Transport for Exec {
     fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
         Box::pin(self.launcher.open(args))
+    }
+
+    fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
+        let script = script.to_owned();
+        Box::pin(async move { self.launcher.shell(&script).await })
     }
 
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
@@ -522,6 +572,15 @@ mod tests {
                 "-C"
             ]
         );
+        let script = exec
+            .launcher
+            .far_command(&[&"sh".into(), &"-c".into(), &"echo 'a b'".into()]);
+        let args: Vec<_> = script
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(args, ["exec", "-i", "box-1", "sh", "-c", "echo 'a b'"]);
         assert!(Exec::new("box", "", Duration::from_secs(1)).is_err());
         assert!(Exec::new("box", "docker 'exec", Duration::from_secs(1)).is_err());
     }
