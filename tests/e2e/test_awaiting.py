@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -53,15 +54,19 @@ class RecordingClient(Client):
 
 
 class Server:
-    def __init__(self, socket: str, log: Path) -> None:
+    def __init__(self, socket: str, log: Path, prefix: tuple[str, ...] = (), env: dict[str, str] = ENV) -> None:
         self.socket = socket
         self.log = log
+        # A command `termpilot` runs under (e.g. setpriv, to run as another user).
+        self.prefix = prefix
+        self.env = env
 
     @asynccontextmanager
     async def connect(self):
         args = ["serve", "-L", self.socket, "--tmux-config", TMUX_CONFIG]
         args += ["--secret", f"{SECRET_NAME}=env:TP_E2E_SECRET"]
-        params = StdioServerParameters(command=BIN, args=args, env=ENV)
+        command, *before = [*self.prefix, BIN]
+        params = StdioServerParameters(command=command, args=[*before, *args], env=self.env)
         with open(self.log, "a", encoding="utf-8") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT) as session:
@@ -299,12 +304,16 @@ def test_apt_get_install_asks_to_continue(server: Server, tmp_path: Path) -> Non
     server.run(body)
 
 
+NOBODY_UID = 65534
+AS_NOBODY = ("setpriv", f"--reuid={NOBODY_UID}", f"--regid={NOBODY_UID}", "--clear-groups")
+
+
 def su_command() -> str:
     """`su root -c true` as a user who must give root's password: this user
     when not root, else nobody (root itself is never asked)."""
     if os.geteuid() != 0:
         return "su root -c true"
-    return "setpriv --reuid=65534 --regid=65534 --clear-groups su root -c true"
+    return shlex.join([*AS_NOBODY, "su", "root", "-c", "true"])
 
 
 def test_su_password_prompt_is_secret(server: Server) -> None:
@@ -327,6 +336,46 @@ def test_su_password_prompt_is_secret(server: Server) -> None:
         assert back["exit_code"] == 0 and "back" in back["output"], back
 
     server.run(body)
+
+
+def test_su_password_prompt_seen_by_a_server_that_is_not_root(tp, tmp_path: Path) -> None:
+    # su and sudo are set-user-id: a server running as the user who types
+    # into them may not read how they wait (/proc hides their wait channel,
+    # system call and descriptors). As root, this test runs termpilot (and
+    # its tmux server) as nobody; as another user, the test above is this one.
+    if os.geteuid() != 0:
+        pytest.skip("test_su_password_prompt_is_secret covers this when not run as root")
+    for program in ("su", "setpriv"):
+        if shutil.which(program) is None:
+            pytest.skip(f"{program} is not installed")
+    sockets = Path(tempfile.mkdtemp(prefix="tp-nobody-"))
+    os.chown(sockets, NOBODY_UID, NOBODY_UID)
+    env = ENV | {"HOME": "/nonexistent", "TMUX_TMPDIR": str(sockets)}
+    nobody = Server(tp.socket, tp.log_path, prefix=AS_NOBODY, env=env)
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "su-nobody")
+        assert (await client.ok("run_command", {"pane": pane, "command": "id -u"}))["output"].strip() == str(
+            NOBODY_UID
+        )
+        result = await wait_after(client, pane, "su root -c true")
+        assert result["outcome"] == "awaiting_input", result
+        assert result["program"] == "su", result
+        assert result["secret"] is True and result["line_mode"] is True, result
+        assert result["prompt"].rstrip().endswith("assword:"), result
+        await client.ok("send_keys", {"pane": pane, "keys": ["C-c"]})
+
+    try:
+        nobody.run(body)
+    finally:
+        subprocess.run(
+            [*AS_NOBODY, "tmux", "-L", tp.socket, "kill-server"],
+            env=os.environ | env,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def test_ssh_asks_about_an_unknown_host_key(server: Server, sshd: Sshd, tmp_path: Path) -> None:
