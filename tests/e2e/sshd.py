@@ -226,13 +226,18 @@ class Sshd:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"sshd exited with {self.process.returncode}:\n{self.log_text()}")
-            last = self.run("true", timeout=max(1.0, deadline - time.monotonic()))
+            try:
+                last = self.run("true", timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                continue
             if last.returncode == 0:
                 return
             time.sleep(0.05)
         self.stop()
-        detail = last.stderr if last is not None else ""
-        raise RuntimeError(f"sshd did not accept `ssh {self.alias} true` in {START_TIMEOUT}s: {detail}\n{self.log_text()}")
+        detail = last.stderr if last is not None else "no answer"
+        raise RuntimeError(
+            f"sshd did not accept `ssh {self.alias} true` in {START_TIMEOUT}s: {detail}\n{self.log_text()}"
+        )
 
     def stop(self, drop_connections: bool = True) -> None:
         """Ends the sshd this object started (by its pid); with
