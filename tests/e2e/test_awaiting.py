@@ -3,7 +3,10 @@
 secret, and the redaction of that secret from every result, over stdio with
 the official MCP Python SDK against a private tmux server per test.
 
-Panes run bash without rc files (the crate tests' tmux configuration). The
+Panes run bash without rc files (the crate tests' tmux configuration). Real
+programs ask where they can here: apt-get (as root, unable to change
+anything), su (as a user who must give root's password), ssh to the test's
+own sshd (sshd.py) with an empty known_hosts, git commit's editor. The
 secret's value is recorded with every result the server returns and checked
 absent from all of them at the end of each test.
 """
