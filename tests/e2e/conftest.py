@@ -24,6 +24,7 @@ import pytest
 from jsonschema.validators import validator_for
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from sshd import Sshd, missing_reason
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -210,3 +211,21 @@ def tp(tmp_path: Path):
         if server.log_path.exists() and server.log_path.read_text().strip():
             # Shown by pytest only when the test fails.
             print(f"--- termpilot stderr ({socket}) ---\n{server.log_path.read_text()}")
+
+
+@pytest.fixture
+def sshd():
+    """The test's own sshd on 127.0.0.1 (see sshd.py), running, with a client
+    configuration whose alias `termpilot-test` reaches it; skipped with the
+    reason when openssh-server is not installed. Stopped and removed at the end."""
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    server = Sshd()
+    try:
+        server.start()
+        yield server
+    finally:
+        # Shown by pytest only when the test fails.
+        print(f"--- sshd log (port {server.port}) ---\n{server.log_text()}")
+        server.close()

@@ -3,7 +3,10 @@
 secret, and the redaction of that secret from every result, over stdio with
 the official MCP Python SDK against a private tmux server per test.
 
-Panes run bash without rc files (the crate tests' tmux configuration). The
+Panes run bash without rc files (the crate tests' tmux configuration). Real
+programs ask where they can here: apt-get (as root, unable to change
+anything), su (as a user who must give root's password), ssh to the test's
+own sshd (sshd.py) with an empty known_hosts, git commit's editor. The
 secret's value is recorded with every result the server returns and checked
 absent from all of them at the end of each test.
 """
@@ -11,7 +14,11 @@ absent from all of them at the end of each test.
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import shutil
+import subprocess
+import tempfile
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +28,7 @@ import pytest
 from conftest import BIN, REQUEST_TIMEOUT, SERVER_ENV, Client, poll, single_leaf, text_of
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from sshd import Sshd
 
 TMUX_CONFIG = str(Path(__file__).resolve().parents[2] / "crates/tmux/tests/support/tmux.conf")
 PROMPT = "tp-prompt$ "
@@ -49,15 +57,19 @@ class RecordingClient(Client):
 
 
 class Server:
-    def __init__(self, socket: str, log: Path) -> None:
+    def __init__(self, socket: str, log: Path, prefix: tuple[str, ...] = (), env: dict[str, str] = ENV) -> None:
         self.socket = socket
         self.log = log
+        # A command `termpilot` runs under (e.g. setpriv, to run as another user).
+        self.prefix = prefix
+        self.env = env
 
     @asynccontextmanager
     async def connect(self):
         args = ["serve", "-L", self.socket, "--tmux-config", TMUX_CONFIG]
         args += ["--secret", f"{SECRET_NAME}=env:TP_E2E_SECRET"]
-        params = StdioServerParameters(command=BIN, args=args, env=ENV)
+        command, *before = [*self.prefix, BIN]
+        params = StdioServerParameters(command=command, args=[*before, *args], env=self.env)
         with open(self.log, "a", encoding="utf-8") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT) as session:
@@ -111,6 +123,12 @@ WAITING = {
     "getpass": ("python3 -c 'import getpass; getpass.getpass(\"Token: \")'", {"secret": True, "prompt": "Token: "}),
     "less": ("less /etc/hostname", {"secret": False, "alternate_screen": True, "program": "less"}),
     "node_repl": ("node", {"secret": False, "line_mode": False, "program": "node"}),
+    # The question apt-get asks, read with input() (the real apt-get has a test
+    # of its own below; it needs root and package lists).
+    "yes_no_question": (
+        "python3 -c 'input(\"Do you want to continue? [Y/n] \")'",
+        {"secret": False, "line_mode": True, "prompt": "Do you want to continue? [Y/n] "},
+    ),
 }
 
 
@@ -140,6 +158,8 @@ NOT_WAITING = {
     "pipe_reader": "sleep 4 | cat",
     "slow_output": "for i in 1 2 3 4; do echo tick $i; sleep 1; done",
     "shell_prompt": "echo finished",
+    # A shell without a line editor reads its prompt in line mode, echoing.
+    "sh_prompt": "PS1='sh$ ' ENV= sh -i",
 }
 
 
@@ -221,3 +241,206 @@ def test_run_batch_wait_step_reports_awaiting_input(server: Server) -> None:
         assert "Continue? [Y/n] " in json.dumps(wait), wait
 
     server.run(body)
+
+
+async def answer_and_see(client: Client, pane: str, text: str, expected: str) -> dict[str, Any]:
+    cursor = (await client.ok("send_keys", {"pane": pane, "text": text}))["cursor"]
+    args = {"pane": pane, "pattern": expected, "since": cursor, "timeout_s": 20}
+    seen = await client.ok("wait_for_text", args)
+    assert seen["outcome"] == "matched", seen
+    return seen
+
+
+def apt_package_with_dependencies() -> str | None:
+    """A package apt-get would install with others (so it asks before it goes
+    on), or None; simulated, without taking apt's locks."""
+    for package in ("fortune-mod", "cowsay", "figlet", "bsdgames", "ed"):
+        simulated = subprocess.run(
+            ["apt-get", "install", "-s", "-o", "Debug::NoLocking=1", package],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        installs = [line for line in simulated.stdout.splitlines() if line.startswith("Inst ")]
+        if simulated.returncode == 0 and len(installs) >= 2:
+            return package
+    return None
+
+
+def test_apt_get_install_asks_to_continue(server: Server, tmp_path: Path) -> None:
+    if shutil.which("apt-get") is None:
+        pytest.skip("apt-get is not installed")
+    if os.geteuid() != 0:
+        pytest.skip("apt-get install asks only when run as root")
+    package = apt_package_with_dependencies()
+    if package is None:
+        pytest.skip("apt-get knows no uninstalled package with dependencies here (no package lists?)")
+    archives = tmp_path / "archives"
+    archives.mkdir()
+    # Nothing can change the machine, whatever the answer: apt-get only
+    # downloads (--download-only), into a directory of the test's own,
+    # through a proxy on a closed port; it takes no lock, and is told to ask.
+    options = {
+        "Debug::NoLocking": "1",
+        "Dir::Cache::Archives": f"{archives}/",
+        "Acquire::http::Proxy": "http://127.0.0.1:9/",
+        "Acquire::https::Proxy": "http://127.0.0.1:9/",
+        "Acquire::Retries": "0",
+        "APT::Get::Assume-Yes": "false",
+    }
+    words = ["apt-get", "install", "--download-only"]
+    for name, value in options.items():
+        words += ["-o", f"{name}={value}"]
+    command = shlex.join([*words, package])
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "apt")
+        result = await wait_after(client, pane, command, timeout_s=30)
+        assert result["outcome"] == "awaiting_input", result
+        assert result["program"] == "apt-get", result
+        assert result["prompt"].startswith("Do you want to continue? [Y/n]"), result
+        assert result["secret"] is False and result["line_mode"] is True, result
+        await answer_and_see(client, pane, "n", "Abort.")
+        assert [p.name for p in archives.iterdir() if p.suffix == ".deb"] == []
+
+    server.run(body)
+
+
+NOBODY_UID = 65534
+AS_NOBODY = ("setpriv", f"--reuid={NOBODY_UID}", f"--regid={NOBODY_UID}", "--clear-groups")
+
+
+def su_command() -> str:
+    """`su root -c true` as a user who must give root's password: this user
+    when not root, else nobody (root itself is never asked)."""
+    if os.geteuid() != 0:
+        return "su root -c true"
+    return shlex.join([*AS_NOBODY, "su", "root", "-c", "true"])
+
+
+def test_su_password_prompt_is_secret(server: Server) -> None:
+    # sudo asks the same way (through PAM, echo off), but is not installed
+    # everywhere and never asks root; su is part of every Debian system.
+    for program in ("su", "setpriv"):
+        if shutil.which(program) is None:
+            pytest.skip(f"{program} is not installed")
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "su")
+        result = await wait_after(client, pane, su_command())
+        assert result["outcome"] == "awaiting_input", result
+        assert result["program"] == "su", result
+        assert result["secret"] is True and result["line_mode"] is True, result
+        assert result["prompt"].rstrip().endswith("assword:"), result
+        # Nothing is typed: C-c ends su without trying a password.
+        await client.ok("send_keys", {"pane": pane, "keys": ["C-c"]})
+        back = await client.ok("run_command", {"pane": pane, "command": "echo back", "timeout_s": 10})
+        assert back["exit_code"] == 0 and "back" in back["output"], back
+
+    server.run(body)
+
+
+def test_su_password_prompt_seen_by_a_server_that_is_not_root(tp, tmp_path: Path) -> None:
+    # su and sudo are set-user-id: a server running as the user who types
+    # into them may not read how they wait (/proc hides their wait channel,
+    # system call and descriptors). As root, this test runs termpilot (and
+    # its tmux server) as nobody; as another user, the test above is this one.
+    if os.geteuid() != 0:
+        pytest.skip("test_su_password_prompt_is_secret covers this when not run as root")
+    for program in ("su", "setpriv"):
+        if shutil.which(program) is None:
+            pytest.skip(f"{program} is not installed")
+    sockets = Path(tempfile.mkdtemp(prefix="tp-nobody-"))
+    os.chown(sockets, NOBODY_UID, NOBODY_UID)
+    env = ENV | {"HOME": "/nonexistent", "TMUX_TMPDIR": str(sockets)}
+    nobody = Server(tp.socket, tp.log_path, prefix=AS_NOBODY, env=env)
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "su-nobody")
+        assert (await client.ok("run_command", {"pane": pane, "command": "id -u"}))["output"].strip() == str(
+            NOBODY_UID
+        )
+        result = await wait_after(client, pane, "su root -c true")
+        assert result["outcome"] == "awaiting_input", result
+        assert result["program"] == "su", result
+        assert result["secret"] is True and result["line_mode"] is True, result
+        assert result["prompt"].rstrip().endswith("assword:"), result
+        await client.ok("send_keys", {"pane": pane, "keys": ["C-c"]})
+
+    try:
+        nobody.run(body)
+    finally:
+        subprocess.run(
+            [*AS_NOBODY, "tmux", "-L", tp.socket, "kill-server"],
+            env=os.environ | env,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+        shutil.rmtree(sockets, ignore_errors=True)
+
+
+def test_ssh_asks_about_an_unknown_host_key(server: Server, sshd: Sshd, tmp_path: Path) -> None:
+    known_hosts = tmp_path / "known_hosts"
+    known_hosts.write_text("")
+    config = sshd.write_client_config(
+        tmp_path / "ssh_config", known_hosts=known_hosts, strict_host_key_checking="ask"
+    )
+    command = shlex.join(["ssh", "-F", str(config), "-T", sshd.alias, "echo", "reached"])
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "ssh-ask")
+        result = await wait_after(client, pane, command)
+        assert result["outcome"] == "awaiting_input", result
+        assert result["program"] == "ssh", result
+        assert "(yes/no" in result["prompt"], result
+        assert result["secret"] is False and result["line_mode"] is True, result
+        await answer_and_see(client, pane, "no", "Host key verification failed")
+        assert known_hosts.read_text() == ""
+
+    server.run(body)
+
+
+def test_ssh_running_a_remote_command_is_not_waiting(server: Server, sshd: Sshd) -> None:
+    # ssh -T reads the terminal to forward it, in line mode: that is not a
+    # question. (The remote command may or may not read; termpilot cannot see.)
+    command = shlex.join([*sshd.ssh_command("sleep", "5")])
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "ssh-sleep")
+        result = await wait_after(client, pane, command, timeout_s=WATCH_S)
+        assert result["outcome"] == "timeout", result
+        screen = await client.capture(pane)
+        assert "Permission denied" not in screen and "refused" not in screen, screen
+
+    server.run(body)
+
+
+def test_git_commit_opens_an_editor(server: Server, tmp_path: Path) -> None:
+    for program in ("git", "vi"):
+        if shutil.which(program) is None:
+            pytest.skip(f"{program} is not installed")
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    git = ["git", "-C", str(repo), "-c", "user.name=termpilot", "-c", "user.email=termpilot@example.invalid"]
+    command = "GIT_EDITOR='vi -u NONE' " + shlex.join([*git, "commit", "--allow-empty"])
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "git-commit")
+        result = await wait_after(client, pane, command)
+        assert result["outcome"] == "awaiting_input", result
+        assert result["program"] == "vi", result
+        assert result["secret"] is False and result["line_mode"] is False, result
+        assert result["alternate_screen"] is True, result
+        # Quitting without saving aborts the commit.
+        await client.ok("send_keys", {"pane": pane, "text": ":q!", "enter": True})
+        await poll(lambda: prompt_shown(client, pane), 10.0, "the prompt after vi")
+        log = subprocess.run(["git", "-C", str(repo), "log"], capture_output=True, text=True, timeout=30)
+        assert log.returncode != 0, "the commit was made"
+
+    server.run(body)
+
+
+async def prompt_shown(client: Client, pane: str) -> bool:
+    return (await client.capture(pane)).rstrip().endswith(PROMPT.rstrip())

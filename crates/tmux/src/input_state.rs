@@ -10,6 +10,13 @@
 //! (a poll in line mode) or a reader of a pipe does not count, nor does a
 //! busy process. An interactive shell at its own prompt is not a program
 //! waiting for input: it is the end of whatever ran before.
+//!
+//! A set-user-id program (sudo, su, passwd) run by the user the server runs
+//! as hides how it waits: `/proc` shows its state but not its wait channel,
+//! system call or descriptors. Asleep while the terminal reads lines without
+//! echo, the mode these programs set to ask for a password, it counts as
+//! waiting at a password prompt; any other wait of such a program cannot be
+//! told from work (a `sudo apt-get` asking `[Y/n]` is not seen).
 
 use std::time::Duration;
 
@@ -26,6 +33,9 @@ pub struct ProcessFacts {
     pub syscall: Option<Syscall>,
     /// Its standard input is the pane's terminal.
     pub stdin_is_tty: bool,
+    /// `/proc` hides its descriptors (and so its wait channel and system
+    /// call): a set-user-id program of another user's.
+    pub hidden: bool,
 }
 
 /// A blocked system call, classified.
@@ -106,6 +116,8 @@ enum Waiting {
     Busy,
     TtyRead,
     Poll,
+    /// Asleep, in a wait `/proc` does not show.
+    Hidden,
     Elsewhere,
 }
 
@@ -119,9 +131,11 @@ pub fn decide(facts: &InputFacts) -> Option<AwaitingInput> {
     if waits.is_empty() || waits.contains(&Waiting::Busy) {
         return None;
     }
+    let password_mode = mode.canonical && !mode.echo;
     let reader = facts.group.iter().zip(&waits).find(|(_, w)| match w {
         Waiting::TtyRead => true,
         Waiting::Poll => !mode.canonical,
+        Waiting::Hidden => password_mode,
         _ => false,
     })?;
     if at_shell_prompt(facts, mode) {
@@ -129,7 +143,7 @@ pub fn decide(facts: &InputFacts) -> Option<AwaitingInput> {
     }
     Some(AwaitingInput {
         program: reader.0.name.clone(),
-        secret: mode.canonical && !mode.echo && *reader.1 == Waiting::TtyRead,
+        secret: password_mode && matches!(reader.1, Waiting::TtyRead | Waiting::Hidden),
         line_mode: mode.canonical,
         alternate_screen: facts.alternate_screen,
         prompt: String::new(),
@@ -162,6 +176,7 @@ fn waiting(process: &ProcessFacts) -> Waiting {
         Some(Syscall::Read { tty: true }) => Waiting::TtyRead,
         Some(Syscall::Poll) if process.stdin_is_tty => Waiting::Poll,
         Some(_) => Waiting::Elsewhere,
+        None if process.hidden => Waiting::Hidden,
         None => waiting_by_wchan(process),
     }
 }
@@ -210,6 +225,7 @@ mod tests {
             wchan: wchan.into(),
             syscall,
             stdin_is_tty: true,
+            hidden: false,
         }
     }
 
@@ -300,6 +316,29 @@ mod tests {
     }
 
     #[test]
+    fn a_set_user_id_program_asking_for_a_password() {
+        // su run by nobody, as nobody reads it: its state, a wait channel
+        // of "0", no system call, no descriptors.
+        let su = ProcessFacts {
+            stdin_is_tty: false,
+            hidden: true,
+            ..process("su", 'S', "0", None)
+        };
+        let found = decide(&facts(vec![su.clone()], HIDDEN)).expect("su asks for a password");
+        assert!(found.secret && found.line_mode);
+        assert_eq!(found.program, "su");
+        // Run from `sh -c`, with the shell waiting for it.
+        let sh = process("sh", 'S', "do_wait", Some(Syscall::Other));
+        assert!(decide(&facts(vec![sh, su.clone()], HIDDEN)).is_some());
+        // `sudo sleep 5` (echo on), `sudo vim` (raw): a wait cannot be told
+        // from work.
+        assert_eq!(decide(&facts(vec![su.clone()], COOKED)), None);
+        assert_eq!(decide(&facts(vec![su.clone()], RAW)), None);
+        let running = ProcessFacts { state: 'R', ..su };
+        assert_eq!(decide(&facts(vec![running], HIDDEN)), None);
+    }
+
+    #[test]
     fn programs_that_read_keys_themselves() {
         for name in ["python3", "vim", "node"] {
             let found = decide(&facts(vec![poller(name)], RAW)).expect("a REPL waits");
@@ -379,15 +418,16 @@ mod tests {
             Just(Syscall::Poll),
             Just(Syscall::Other),
         ]);
-        (state, wchan, syscall, any::<bool>()).prop_map(|(state, wchan, syscall, stdin_is_tty)| {
-            ProcessFacts {
+        (state, wchan, syscall, any::<bool>(), any::<bool>()).prop_map(
+            |(state, wchan, syscall, stdin_is_tty, hidden)| ProcessFacts {
                 name: "p".into(),
                 state,
                 wchan: wchan.into(),
                 syscall,
                 stdin_is_tty,
-            }
-        })
+                hidden,
+            },
+        )
     }
 
     fn any_facts() -> impl Strategy<Value = InputFacts> {

@@ -107,12 +107,16 @@ fn stat(pid: u32) -> Option<Stat> {
 fn process(pid: u32, tty: &str) -> Option<ProcessFacts> {
     let state = stat(pid)?.state;
     let read = |file: &str| std::fs::read_to_string(format!("/proc/{pid}/{file}")).ok();
+    let stdin = std::fs::read_link(format!("/proc/{pid}/fd/0"));
     Some(ProcessFacts {
         name: read("comm")?.trim().to_owned(),
         state,
         wchan: read("wchan").unwrap_or_default().trim().to_owned(),
         syscall: read("syscall").and_then(|line| syscall(pid, &line, tty)),
-        stdin_is_tty: is_tty(pid, 0, tty),
+        stdin_is_tty: stdin.as_ref().is_ok_and(|target| is_tty_path(target, tty)),
+        // A set-user-id program of another user's: its descriptors, wait
+        // channel and system call may not be read.
+        hidden: stdin.is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied),
     })
 }
 
@@ -136,8 +140,11 @@ fn syscall(pid: u32, line: &str, tty: &str) -> Option<Syscall> {
 /// Whether descriptor `fd` of `pid` is the terminal (or `/dev/tty`, the
 /// controlling terminal, which for a process of its foreground group is it).
 fn is_tty(pid: u32, fd: u32, tty: &str) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
-        .is_ok_and(|target| target.as_os_str() == tty || target.as_os_str() == "/dev/tty")
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| is_tty_path(&target, tty))
+}
+
+fn is_tty_path(target: &std::path::Path, tty: &str) -> bool {
+    target.as_os_str() == tty || target.as_os_str() == "/dev/tty"
 }
 
 /// System call numbers of `read`, `readv`, `pread64`; and of `poll`,
@@ -168,7 +175,7 @@ mod tests {
         // The test harness's main thread waits for the test threads.
         assert!(matches!(facts.state, 'R' | 'S'));
         assert!(!facts.name.is_empty());
-        assert!(!facts.stdin_is_tty);
+        assert!(!facts.stdin_is_tty && !facts.hidden);
         assert!(stat(u32::MAX).is_none());
     }
 
