@@ -19,7 +19,7 @@ pub(crate) trait Procfs: Send + Sync {
     /// The children of every thread of `pid`.
     fn children(&self, pid: u32) -> Vec<u32>;
     /// Where descriptor `fd` of `pid` points (`/dev/pts/3`, `pipe:[123]`).
-    fn fd_target(&self, pid: u32, fd: u32) -> Option<String>;
+    fn fd_target(&self, pid: u32, fd: u32) -> Fd;
     /// The mode of the terminal `tty`.
     fn tty_mode(&self, tty: &str) -> Option<TtyMode>;
 
@@ -27,6 +27,26 @@ pub(crate) trait Procfs: Send + Sync {
     fn text(&self, pid: u32, name: &str) -> Option<String> {
         self.file(pid, name)
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+/// Where a descriptor points, if it may be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fd {
+    /// Its target.
+    Target(String),
+    /// The process is another user's (a set-user-id program such as sudo):
+    /// its descriptors, wait channel and system call may not be read.
+    Hidden,
+    /// No such descriptor or process.
+    Absent,
+}
+
+impl Fd {
+    /// Whether it is the terminal `tty` (or `/dev/tty`, the controlling
+    /// terminal, which for a process of its foreground group is `tty`).
+    pub(crate) fn is_tty(&self, tty: &str) -> bool {
+        matches!(self, Fd::Target(target) if target == tty || target == "/dev/tty")
     }
 }
 
@@ -53,10 +73,12 @@ impl Procfs for Here {
             .collect()
     }
 
-    fn fd_target(&self, pid: u32, fd: u32) -> Option<String> {
-        std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
-            .ok()
-            .map(|target| target.to_string_lossy().into_owned())
+    fn fd_target(&self, pid: u32, fd: u32) -> Fd {
+        match std::fs::read_link(format!("/proc/{pid}/fd/{fd}")) {
+            Ok(target) => Fd::Target(target.to_string_lossy().into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Fd::Hidden,
+            Err(_) => Fd::Absent,
+        }
     }
 
     fn tty_mode(&self, tty: &str) -> Option<TtyMode> {
@@ -78,6 +100,8 @@ struct Entry {
     files: HashMap<String, Vec<u8>>,
     children: Vec<u32>,
     fds: HashMap<u32, String>,
+    /// Its descriptors could not be listed.
+    hidden: bool,
 }
 
 /// A pane's process tree and terminal mode, dumped at one moment on the
@@ -102,6 +126,7 @@ pub(crate) fn dump_script(pid: u32, tty: &str) -> String {
     printf 'cmdline '; od -An -tx1 -v /proc/$p/cmdline 2>/dev/null | tr -d ' \n'; echo
     k=$(cat /proc/$p/task/*/children 2>/dev/null)
     echo "kids " $k
+    ls /proc/$p/fd >/dev/null 2>&1 || echo hidden
     for f in /proc/$p/fd/*; do t=$(readlink "$f" 2>/dev/null) && echo "fd ${{f##*/}} $t"; done
     d $k
   done
@@ -150,6 +175,7 @@ impl Snapshot {
                         entry.files.insert(key.to_owned(), bytes);
                     }
                 }
+                "hidden" => entry.hidden = true,
                 "kids" => {
                     entry.children = rest
                         .split_whitespace()
@@ -182,8 +208,12 @@ impl Procfs for Snapshot {
             .unwrap_or_default()
     }
 
-    fn fd_target(&self, pid: u32, fd: u32) -> Option<String> {
-        self.processes.get(&pid)?.fds.get(&fd).cloned()
+    fn fd_target(&self, pid: u32, fd: u32) -> Fd {
+        match self.processes.get(&pid) {
+            Some(entry) if entry.hidden => Fd::Hidden,
+            Some(entry) => entry.fds.get(&fd).cloned().map_or(Fd::Absent, Fd::Target),
+            None => Fd::Absent,
+        }
     }
 
     fn tty_mode(&self, tty: &str) -> Option<TtyMode> {
@@ -232,8 +262,10 @@ mod tests {
         assert_eq!(snap.text(10, "comm").as_deref(), Some("bash\n"));
         assert_eq!(snap.file(10, "cmdline").unwrap(), b"-bash\0A");
         assert_eq!(snap.children(10), [20, 21]);
-        assert_eq!(snap.fd_target(10, 0).as_deref(), Some("/dev/pts/3"));
-        assert_eq!(snap.fd_target(10, 2), None);
+        assert!(snap.fd_target(10, 0).is_tty("/dev/pts/3"));
+        assert_eq!(snap.fd_target(10, 2), Fd::Absent);
+        let hidden = Snapshot::parse("P 7\ncomm sudo \nhidden\n", "/dev/pts/3");
+        assert_eq!(hidden.fd_target(7, 0), Fd::Hidden);
         assert_eq!(snap.file(20, "wchan"), None, "an empty file is absent");
         assert!(snap.text(10, "stat").unwrap().starts_with("10 (bash) S"));
         let mode = snap.tty_mode("/dev/pts/3").unwrap();
@@ -261,7 +293,7 @@ mod tests {
         assert_eq!(snap.file(pid, "cmdline").unwrap(), b"sleep\05\0");
         let stat = snap.text(pid, "stat").unwrap();
         assert!(stat.starts_with(&format!("{pid} (sleep) ")), "{stat}");
-        assert!(snap.fd_target(pid, 0).unwrap().starts_with("pipe:"));
+        assert!(matches!(snap.fd_target(pid, 0), Fd::Target(t) if t.starts_with("pipe:")));
         // /dev/null is no terminal: no mode.
         assert_eq!(snap.tty_mode("/dev/null"), None);
     }

@@ -76,7 +76,11 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     /// unknown.
     fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
         let _ = script;
-        Box::pin(async { Err(Error::InvalidArgument("this transport runs no shell".into())) })
+        Box::pin(async {
+            Err(Error::InvalidArgument(
+                "this transport runs no shell".into(),
+            ))
+        })
     }
 
     /// The server as errors name it: `-L termpilot`, `host build (ssh build-1)`.

@@ -210,3 +210,34 @@ async fn an_unreachable_ssh_host_fails_fast_with_ssh_s_message() {
         Err(Error::NotFound { kind: "host", .. })
     ));
 }
+
+#[tokio::test]
+async fn a_password_prompt_on_a_host_is_read_there() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec("box")], control.path());
+    let engine = hosts.engine("box").await.unwrap();
+    let created = engine.create_session(&NewSession::default()).await.unwrap();
+    let typed = termpilot_tmux::Input {
+        text: Some("read -s -p 'Password: ' pw; echo got-it".into()),
+        enter: true,
+        ..termpilot_tmux::Input::default()
+    };
+    engine.send_input(created.pane, &typed).await.unwrap();
+    let spec = TextWait {
+        patterns: vec![termpilot_tmux::Needle::Literal("never-printed".into())],
+        stop: Vec::new(),
+        match_case: true,
+        since: None,
+        include_screen: false,
+        timeout: LIMIT,
+    };
+    let report = engine
+        .wait_for_text_or_input(created.pane, &spec, Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::AwaitingInput, "{report:?}");
+    let input = report.input.expect("what it waits for");
+    assert!(input.secret, "{input:?}");
+    assert!(input.prompt.contains("Password:"), "{input:?}");
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 use termpilot_control::{Command, PaneId};
 use tokio::time::Instant;
 
-use super::foreground::{foreground, tty_mode};
+use super::foreground::foreground;
 use super::{CommandReport, Running};
 use crate::engine::Engine;
 use crate::error::Result;
@@ -182,9 +182,6 @@ impl Engine {
         quiet_for: Duration,
         settle: Duration,
     ) -> Result<Option<AwaitingInput>> {
-        if !self.panes_are_local() {
-            return Ok(None);
-        }
         let query = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
@@ -204,14 +201,17 @@ impl Engine {
         let (Ok(pid), tty) = (record.parse::<u32>(2), record.str(3)) else {
             return Ok(None);
         };
-        let Some(foreground) = foreground(pid, tty) else {
+        // Read where the pane runs: on another host, one dump of its
+        // process tree there.
+        let fs = self.procfs(pid, tty).await;
+        let Some(foreground) = foreground(fs.as_ref(), pid, tty) else {
             return Ok(None);
         };
         let facts = InputFacts {
             group: foreground.group,
             lone_shell: foreground.lone_shell,
             shell_in_command: in_command,
-            mode: tty_mode(tty),
+            mode: fs.tty_mode(tty),
             alternate_screen: record.flag(4),
             quiet_for,
             settle,

@@ -4,7 +4,8 @@
 //! terminal's mode (`tcgetattr` on the pane's tty). Linux only; elsewhere
 //! nothing is found, and nothing is ever reported as waiting.
 
-use crate::input_state::{LeaderShell, ProcessFacts, Syscall, TtyMode};
+use crate::input_state::{LeaderShell, ProcessFacts, Syscall};
+use crate::procfs::{Fd, Procfs};
 
 use super::Shell;
 use super::proc::{command_string, foreground_leader};
@@ -19,46 +20,36 @@ pub(super) struct Foreground {
 /// Reads the foreground group of the terminal `tty` whose first process is
 /// `pane_pid`: the processes among `pane_pid` and its descendants that are
 /// in the group the terminal's `tpgid` names, leader first.
-pub(super) fn foreground(pane_pid: u32, tty: &str) -> Option<Foreground> {
-    let group_id = foreground_leader(pane_pid)?;
+pub(super) fn foreground(fs: &dyn Procfs, pane_pid: u32, tty: &str) -> Option<Foreground> {
+    let group_id = foreground_leader(fs, pane_pid)?;
     let mut pids = Vec::new();
     let mut queue = vec![pane_pid];
     while let Some(pid) = queue.pop() {
-        queue.extend(children(pid));
-        if stat(pid).is_some_and(|s| s.group == group_id) {
+        queue.extend(fs.children(pid));
+        if stat(fs, pid).is_some_and(|s| s.group == group_id) {
             pids.push(pid);
         }
     }
     pids.sort_by_key(|&pid| (pid != group_id, pid));
-    let group: Vec<ProcessFacts> = pids.iter().filter_map(|&pid| process(pid, tty)).collect();
+    let group: Vec<ProcessFacts> = pids
+        .iter()
+        .filter_map(|&pid| process(fs, pid, tty))
+        .collect();
     let lone_shell = match pids.as_slice() {
-        [leader] if *leader == group_id && command_string(*leader).is_none() => group
+        [leader] if *leader == group_id && command_string(fs, *leader).is_none() => group
             .first()
             .and_then(|p| shell_kind(&p.name))
-            .filter(|&kind| kind == LeaderShell::Editing || !runs_script(*leader)),
+            .filter(|&kind| kind == LeaderShell::Editing || !runs_script(fs, *leader)),
         _ => None,
     };
     Some(Foreground { group, lone_shell })
 }
 
-/// The terminal's mode, read through a descriptor of its own.
-pub(super) fn tty_mode(tty: &str) -> Option<TtyMode> {
-    use rustix::fs::{Mode, OFlags, open};
-    use rustix::termios::{LocalModes, tcgetattr};
-    let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = open(tty, flags, Mode::empty()).ok()?;
-    let termios = tcgetattr(&fd).ok()?;
-    Some(TtyMode {
-        echo: termios.local_modes.contains(LocalModes::ECHO),
-        canonical: termios.local_modes.contains(LocalModes::ICANON),
-    })
-}
-
 /// Whether a shell was given a script to run (an argument that is not an
 /// option): `sh script.sh` reads in line mode as `sh` at its prompt does,
 /// but it has no prompt.
-fn runs_script(pid: u32) -> bool {
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+fn runs_script(fs: &dyn Procfs, pid: u32) -> bool {
+    let Some(cmdline) = fs.file(pid, "cmdline") else {
         return false;
     };
     cmdline
@@ -74,29 +65,14 @@ fn shell_kind(name: &str) -> Option<LeaderShell> {
     }
 }
 
-fn children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .flatten()
-        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
-        .flat_map(|list| {
-            list.split_whitespace()
-                .filter_map(|child| child.parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .collect()
-}
-
 /// The two fields of `/proc/PID/stat` read here.
 struct Stat {
     state: char,
     group: u32,
 }
 
-fn stat(pid: u32) -> Option<Stat> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+fn stat(fs: &dyn Procfs, pid: u32) -> Option<Stat> {
+    let stat = fs.text(pid, "stat")?;
     // The name in parentheses may itself hold spaces and parentheses.
     let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
     let state = fields.next()?.chars().next()?;
@@ -104,47 +80,38 @@ fn stat(pid: u32) -> Option<Stat> {
     Some(Stat { state, group })
 }
 
-fn process(pid: u32, tty: &str) -> Option<ProcessFacts> {
-    let state = stat(pid)?.state;
-    let read = |file: &str| std::fs::read_to_string(format!("/proc/{pid}/{file}")).ok();
-    let stdin = std::fs::read_link(format!("/proc/{pid}/fd/0"));
+fn process(fs: &dyn Procfs, pid: u32, tty: &str) -> Option<ProcessFacts> {
+    let state = stat(fs, pid)?.state;
+    let stdin = fs.fd_target(pid, 0);
     Some(ProcessFacts {
-        name: read("comm")?.trim().to_owned(),
+        name: fs.text(pid, "comm")?.trim().to_owned(),
         state,
-        wchan: read("wchan").unwrap_or_default().trim().to_owned(),
-        syscall: read("syscall").and_then(|line| syscall(pid, &line, tty)),
-        stdin_is_tty: stdin.as_ref().is_ok_and(|target| is_tty_path(target, tty)),
+        wchan: fs.text(pid, "wchan").unwrap_or_default().trim().to_owned(),
+        syscall: fs
+            .text(pid, "syscall")
+            .and_then(|line| syscall(fs, pid, &line, tty)),
+        stdin_is_tty: stdin.is_tty(tty),
         // A set-user-id program of another user's: its descriptors, wait
         // channel and system call may not be read.
-        hidden: stdin.is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied),
+        hidden: stdin == Fd::Hidden,
     })
 }
 
 /// Classifies `/proc/PID/syscall` (`NR ARG1 ...`, or `running`).
-fn syscall(pid: u32, line: &str, tty: &str) -> Option<Syscall> {
+fn syscall(fs: &dyn Procfs, pid: u32, line: &str, tty: &str) -> Option<Syscall> {
     let mut fields = line.split_whitespace();
     let number: i64 = fields.next()?.parse().ok()?;
     let first = fields.next()?.trim_start_matches("0x");
     Some(if READS.contains(&number) {
         let fd = u32::from_str_radix(first, 16).ok()?;
         Syscall::Read {
-            tty: is_tty(pid, fd, tty),
+            tty: fs.fd_target(pid, fd).is_tty(tty),
         }
     } else if POLLS.contains(&number) {
         Syscall::Poll
     } else {
         Syscall::Other
     })
-}
-
-/// Whether descriptor `fd` of `pid` is the terminal (or `/dev/tty`, the
-/// controlling terminal, which for a process of its foreground group is it).
-fn is_tty(pid: u32, fd: u32, tty: &str) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| is_tty_path(&target, tty))
-}
-
-fn is_tty_path(target: &std::path::Path, tty: &str) -> bool {
-    target.as_os_str() == tty || target.as_os_str() == "/dev/tty"
 }
 
 /// System call numbers of `read`, `readv`, `pread64`; and of `poll`,
@@ -167,16 +134,17 @@ const POLLS: &[i64] = &[];
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procfs::Here;
 
     #[test]
     fn reads_its_own_state() {
         let me = std::process::id();
-        let facts = process(me, "/nonexistent").expect("own /proc entry");
+        let facts = process(&Here, me, "/nonexistent").expect("own /proc entry");
         // The test harness's main thread waits for the test threads.
         assert!(matches!(facts.state, 'R' | 'S'));
         assert!(!facts.name.is_empty());
         assert!(!facts.stdin_is_tty && !facts.hidden);
-        assert!(stat(u32::MAX).is_none());
+        assert!(stat(&Here, u32::MAX).is_none());
     }
 
     #[test]
@@ -189,13 +157,13 @@ mod tests {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         let mut seen = None;
         while std::time::Instant::now() < deadline {
-            seen = process(pid, "/nonexistent").filter(|p| p.state == 'S');
+            seen = process(&Here, pid, "/nonexistent").filter(|p| p.state == 'S');
             if seen.is_some() {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        let ours = children(std::process::id()).contains(&pid);
+        let ours = Here.children(std::process::id()).contains(&pid);
         let _ = child.kill();
         let _ = child.wait();
         let seen = seen.expect("cat sleeps");

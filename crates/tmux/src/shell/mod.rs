@@ -57,6 +57,8 @@ mod tracker;
 mod wrapper;
 pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
+// Shell pids are known only for panes on this machine (see `pane_facts`).
+use crate::procfs::Here;
 use tracker::{EndMarker, Output, Tracker};
 pub use wrapper::{hide_wrappers, wrapper};
 
@@ -366,7 +368,9 @@ impl Engine {
                 // The next command found the shell at its prompt.
                 return (Some(Finish::Ended(end)), false);
             }
-            let in_charge = running.shell_pid.is_none_or(proc::in_charge);
+            let in_charge = running
+                .shell_pid
+                .is_none_or(|pid| proc::in_charge(&Here, pid));
             *doubt = match (in_charge, *doubt) {
                 (false, _) => Doubt::Seen,
                 (true, Doubt::Seen) => Doubt::Settling,
@@ -449,7 +453,7 @@ impl Engine {
             return false;
         };
         let shown = self.read_journal(running.pane, shown_prompt);
-        shown.as_ref() == Some(prompt) && proc::idle_in_foreground(shell)
+        shown.as_ref() == Some(prompt) && proc::idle_in_foreground(&Here, shell)
     }
 
     /// Runs `f` on the table of commands left running. A std `Mutex`: `f`
@@ -511,20 +515,20 @@ impl Engine {
                 "a full-screen program ({program}) is running"
             )));
         }
-        let leader = facts.pid.and_then(foreground_leader);
+        let leader = facts.pid.and_then(|pid| foreground_leader(&Here, pid));
         if leader.is_some() && leader != facts.pid {
             // A nested shell, or a child the shell just forked (for a
             // PROMPT_COMMAND) that has not exec'd its program yet and still
             // goes by the shell's name. Only the nested shell is still there
             // a moment later.
             tokio::time::sleep(LEADER_SETTLE).await;
-            if facts.pid.and_then(foreground_leader) != leader {
+            if facts.pid.and_then(|pid| foreground_leader(&Here, pid)) != leader {
                 return Ok(Prompt::Busy(
                     "its shell is running its prompt's commands".into(),
                 ));
             }
         }
-        if let Some(name) = leader.and_then(proc::not_a_shell) {
+        if let Some(name) = leader.and_then(|pid| proc::not_a_shell(&Here, pid)) {
             // tmux's name for the foreground program can lag behind: a
             // prompt's own command (PROMPT_COMMAND) may hold the terminal. The
             // shell's pid must be right, since its end markers count only
@@ -534,13 +538,13 @@ impl Engine {
                  or use send_keys and wait_for_text to talk to it"
             )));
         }
-        if let Some(child) = leader.and_then(foreground_child) {
+        if let Some(child) = leader.and_then(|pid| foreground_child(&Here, pid)) {
             return Ok(Prompt::Busy(format!(
                 "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
                  wait_for_command for an earlier run_command) or interrupt it with keys [\"C-c\"]"
             )));
         }
-        if let Some(script) = leader.and_then(command_string) {
+        if let Some(script) = leader.and_then(|pid| command_string(&Here, pid)) {
             // `sh -c 'cat'` before it has exec'd cat: tmux names it a shell,
             // but what is typed goes to the command, never to a prompt.
             return Ok(Prompt::Busy(format!(

@@ -1,36 +1,36 @@
 //! What `/proc` says about the processes in a pane: which process group has
-//! the terminal, whether a shell runs a command string or a child. Linux
-//! only; elsewhere nothing is found, and callers fall back to what tmux says.
+//! the terminal, whether a shell runs a command string or a child. Read
+//! through [`Procfs`], on the pane's own host. Linux only; elsewhere nothing
+//! is found, and callers fall back to what tmux says.
 
 use super::Shell;
+use crate::procfs::Procfs;
 
 /// A child of `shell` in the shell's own process group: a command the shell
 /// runs in the foreground without job control (as `sh -c` does), which tmux
 /// reports as the shell itself. Linux only; elsewhere nothing is found.
-pub(super) fn foreground_child(shell: u32) -> Option<String> {
-    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).ok()?;
-    let shell_group = process_group(shell)?;
-    children
-        .split_whitespace()
-        .filter_map(|pid| pid.parse::<u32>().ok())
-        .filter(|&pid| process_group(pid) == Some(shell_group))
+pub(super) fn foreground_child(fs: &dyn Procfs, shell: u32) -> Option<String> {
+    let shell_group = process_group(fs, shell)?;
+    fs.children(shell)
+        .into_iter()
+        .filter(|&pid| process_group(fs, pid) == Some(shell_group))
         // A child that exited meanwhile has no name left: it is not busy.
-        .find_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok())
+        .find_map(|pid| fs.text(pid, "comm"))
         .map(|name| name.trim().to_owned())
 }
 
 /// The leader of the terminal's foreground process group, seen from the
 /// pane's first process: the interactive shell when it waits at its prompt
 /// (whether or not the pane's first process is that shell itself).
-pub(super) fn foreground_leader(pane_pid: u32) -> Option<u32> {
-    stat_field(pane_pid, TPGID).filter(|&group| group > 0)
+pub(super) fn foreground_leader(fs: &dyn Procfs, pane_pid: u32) -> Option<u32> {
+    stat_field(fs, pane_pid, TPGID).filter(|&group| group > 0)
 }
 
 /// The command string of a shell started with `-c` (as tmux starts the
 /// command of `new-session CMD`), read from `/proc/PID/cmdline`; `None` for
 /// any other process.
-pub(super) fn command_string(pid: u32) -> Option<String> {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+pub(super) fn command_string(fs: &dyn Procfs, pid: u32) -> Option<String> {
+    let cmdline = fs.file(pid, "cmdline")?;
     let mut args = cmdline
         .split(|&b| b == 0)
         .map(|arg| String::from_utf8_lossy(arg).into_owned());
@@ -51,34 +51,34 @@ pub(super) fn command_string(pid: u32) -> Option<String> {
 
 /// Whether `shell` has the terminal again and runs nothing: its process
 /// group is the foreground one and it has no child in it.
-pub(super) fn idle_in_foreground(shell: u32) -> bool {
-    stat_field(shell, TPGID) == Some(shell) && foreground_child(shell).is_none()
+pub(super) fn idle_in_foreground(fs: &dyn Procfs, shell: u32) -> bool {
+    stat_field(fs, shell, TPGID) == Some(shell) && foreground_child(fs, shell).is_none()
 }
 
 /// Whether `shell` is still a shell (a command may `exec` another program
 /// in its place) and has the terminal to itself: see
 /// [`idle_in_foreground`]. No program it runs can make this true while it
 /// runs, whatever it prints.
-pub(super) fn in_charge(shell: u32) -> bool {
-    name(shell).is_some_and(|name| Shell::from_command(&name).is_some())
-        && idle_in_foreground(shell)
+pub(super) fn in_charge(fs: &dyn Procfs, shell: u32) -> bool {
+    name(fs, shell).is_some_and(|name| Shell::from_command(&name).is_some())
+        && idle_in_foreground(fs, shell)
 }
 
 /// The name of `pid` when it is not a shell; `None` for a shell, or when
 /// `/proc` does not tell.
-pub(super) fn not_a_shell(pid: u32) -> Option<String> {
-    name(pid).filter(|name| Shell::from_command(name).is_none())
+pub(super) fn not_a_shell(fs: &dyn Procfs, pid: u32) -> Option<String> {
+    name(fs, pid).filter(|name| Shell::from_command(name).is_none())
 }
 
 /// The name of `pid`'s program (`/proc/PID/comm`).
-fn name(pid: u32) -> Option<String> {
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+fn name(fs: &dyn Procfs, pid: u32) -> Option<String> {
+    let comm = fs.text(pid, "comm")?;
     Some(comm.trim_end_matches('\n').to_owned())
 }
 
 /// The process group of `pid`.
-fn process_group(pid: u32) -> Option<u32> {
-    stat_field(pid, PGRP)
+fn process_group(fs: &dyn Procfs, pid: u32) -> Option<u32> {
+    stat_field(fs, pid, PGRP)
 }
 
 /// Fields of `/proc/PID/stat`, counted from the one after the name.
@@ -87,8 +87,8 @@ const TPGID: usize = 5;
 
 /// A numeric field of `/proc/PID/stat` (the name in parentheses before the
 /// fields may itself contain spaces and parentheses).
-fn stat_field(pid: u32, field: usize) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+fn stat_field(fs: &dyn Procfs, pid: u32, field: usize) -> Option<u32> {
+    let stat = fs.text(pid, "stat")?;
     let fields = &stat[stat.rfind(')')? + 1..];
     let value: i64 = fields.split_whitespace().nth(field)?.parse().ok()?;
     u32::try_from(value).ok()
@@ -97,6 +97,7 @@ fn stat_field(pid: u32, field: usize) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procfs::Here;
     use std::time::{Duration, Instant};
 
     /// The first `Some` from `probe`, polled for up to five seconds.
@@ -119,11 +120,11 @@ mod tests {
             .expect("sh runs");
         let pid = shell.id();
         // Until sh has exec'd sleep, the child is still called sh.
-        let child = eventually(|| foreground_child(pid).filter(|name| name == "sleep"));
+        let child = eventually(|| foreground_child(&Here, pid).filter(|name| name == "sleep"));
         let _ = shell.kill();
         let _ = shell.wait();
         assert_eq!(child.as_deref(), Some("sleep"));
-        assert_eq!(foreground_child(u32::MAX), None);
+        assert_eq!(foreground_child(&Here, u32::MAX), None);
     }
 
     #[test]
@@ -133,18 +134,18 @@ mod tests {
             .spawn()
             .expect("sh runs");
         // Until the forked child has exec'd sh, its command line is ours.
-        let script = eventually(|| command_string(shell.id()));
+        let script = eventually(|| command_string(&Here, shell.id()));
         let mut sleep = std::process::Command::new("sleep")
             .arg("5")
             .spawn()
             .expect("sleep runs");
-        let not_a_shell = command_string(sleep.id());
+        let not_a_shell = command_string(&Here, sleep.id());
         for child in [&mut shell, &mut sleep] {
             let _ = child.kill();
             let _ = child.wait();
         }
         assert_eq!(script.as_deref(), Some("sleep 5; true"));
         assert_eq!(not_a_shell, None);
-        assert_eq!(command_string(u32::MAX), None);
+        assert_eq!(command_string(&Here, u32::MAX), None);
     }
 }
