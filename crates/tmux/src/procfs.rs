@@ -226,7 +226,7 @@ impl Procfs for Snapshot {
 
 /// Hex digits, two a byte, to bytes.
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len())
@@ -290,7 +290,7 @@ mod tests {
         let _ = child.wait();
         let snap = Snapshot::parse(&String::from_utf8_lossy(&output.stdout), "/dev/null");
         assert_eq!(snap.text(pid, "comm").as_deref(), Some("sleep\n"));
-        assert_eq!(snap.file(pid, "cmdline").unwrap(), b"sleep\05\0");
+        assert_eq!(snap.file(pid, "cmdline").unwrap(), b"sleep\x005\x00");
         let stat = snap.text(pid, "stat").unwrap();
         assert!(stat.starts_with(&format!("{pid} (sleep) ")), "{stat}");
         assert!(matches!(snap.fd_target(pid, 0), Fd::Target(t) if t.starts_with("pipe:")));
