@@ -143,8 +143,13 @@ class Termpilot:
         self.warnings = WarningLog()
 
     @asynccontextmanager
-    async def connect(self, toolsets: str | None = None, env: dict[str, str] | None = None):
-        args = ["serve", "-L", self.socket]
+    async def connect(
+        self,
+        toolsets: str | None = None,
+        env: dict[str, str] | None = None,
+        extra_args: list[str] | None = None,
+    ):
+        args = ["serve", "-L", self.socket, *(extra_args or [])]
         if toolsets is not None:
             args += ["--toolsets", toolsets]
         params = StdioServerParameters(command=BIN, args=args, env=SERVER_ENV if env is None else env)
@@ -160,12 +165,14 @@ class Termpilot:
         body: Callable[[Client], Awaitable[None]],
         toolsets: str | None = None,
         env: dict[str, str] | None = None,
+        extra_args: list[str] | None = None,
     ) -> None:
-        """Runs `body` against a fresh connection, bounded by TEST_TIMEOUT."""
+        """Runs `body` against a fresh connection, bounded by TEST_TIMEOUT;
+        `extra_args` go to `termpilot serve`."""
 
         async def main() -> None:
             with anyio.fail_after(TEST_TIMEOUT):
-                async with self.connect(toolsets, env) as client:
+                async with self.connect(toolsets, env, extra_args) as client:
                     await body(client)
 
         try:

@@ -93,7 +93,11 @@ class Sshd:
 
     alias = ALIAS
 
-    def __init__(self) -> None:
+    def __init__(self, set_env: dict[str, str] | None = None) -> None:
+        """`set_env`: variables sshd sets in every session it starts (its
+        `SetEnv`), e.g. a `TMUX_TMPDIR` that makes the far side's tmux a
+        server of the test's own."""
+        self.set_env = dict(set_env or {})
         program = sshd_program()
         if program is None:
             raise RuntimeError(missing_reason())
@@ -144,6 +148,7 @@ class Sshd:
                 "X11Forwarding no",
                 "PermitUserEnvironment no",
                 "LogLevel VERBOSE",
+                *[f"SetEnv {name}={value}" for name, value in self.set_env.items()],
                 "",
             ]
         )

@@ -324,6 +324,15 @@ fn session_from_first_reply(first: &Reply) -> Result<SessionId> {
     })
 }
 
+/// Resolves when whoever waits for the first reply has stopped waiting (it
+/// timed out): the connection is then given up.
+async fn abandoned(ready: &mut Option<oneshot::Sender<std::result::Result<Reply, String>>>) {
+    match ready {
+        Some(sender) => sender.closed().await,
+        None => std::future::pending().await,
+    }
+}
+
 struct ClientTask {
     id: ClientId,
     shared: Arc<Shared>,
@@ -379,6 +388,9 @@ impl ClientTask {
                     }
                     Err(e) => break format!("reading from tmux failed: {e}"),
                 },
+                () = abandoned(&mut self.ready), if self.ready.is_some() => {
+                    break "the connection was abandoned before tmux answered".to_owned();
+                }
                 request = rx.recv(), if self.ready.is_none() => match request {
                     Some(Request::Calls(calls)) => {
                         if let Err(e) = self.write_calls(calls).await {

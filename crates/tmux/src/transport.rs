@@ -127,6 +127,17 @@ impl Far for ChildEnd {
 
     fn close(&mut self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            // Asked first, so that ssh can end what it started (a proxy
+            // command); killed when it does not end at once.
+            if let Some(pid) = self.child.id().and_then(|id| i32::try_from(id).ok())
+                && let Some(pid) = rustix::process::Pid::from_raw(pid)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+                let ended = tokio::time::timeout(Duration::from_millis(500), self.child.wait());
+                if ended.await.is_ok() {
+                    return;
+                }
+            }
             let _ = self.child.start_kill();
             let _ = self.child.wait().await;
         })

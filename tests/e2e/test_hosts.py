@@ -1,0 +1,277 @@
+"""Hosts: terminals on other machines, over ssh and exec, through the
+official MCP client.
+
+The ssh host is the test's own sshd on loopback (see sshd.py). Its sessions
+get a `TMUX_TMPDIR` of the test's own (sshd's `SetEnv`), so the far side's
+`tmux -L termpilot` is a server of this test alone, killed at the end. The
+`exec:` host runs tmux under another `TMUX_TMPDIR` the same way. The common
+tests run once against `local` and once against the ssh host.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from conftest import Client, text_of
+from sshd import Sshd, missing_reason
+
+HOST_PANE_RE = re.compile(r"^ssh/%\d+$")
+LOCAL_PANE_RE = re.compile(r"^%\d+$")
+
+
+class Far:
+    """A directory standing for another machine's /tmp, whose termpilot tmux
+    server is killed (only it) at the end."""
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="tp-far-"))
+
+    def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "TMUX_TMPDIR": str(self.dir)}
+        return subprocess.run(
+            ["tmux", "-L", "termpilot", *args], env=env, capture_output=True, text=True, timeout=10
+        )
+
+    def close(self) -> None:
+        self.tmux("kill-server")
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def far_sshd():
+    """A private sshd whose sessions run tmux under a directory of their own."""
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    far = Far()
+    server = Sshd(set_env={"TMUX_TMPDIR": str(far.dir)})
+    try:
+        server.start()
+        yield server, far
+    finally:
+        print(f"--- sshd log (port {server.port}) ---\n{server.log_text()}")
+        server.close()
+        far.close()
+
+
+def ssh_args(server: Sshd) -> list[str]:
+    return ["--host", f"ssh=ssh:{server.alias}", "--ssh-config", str(server.config)]
+
+
+def qualified(host: str, pane: str) -> bool:
+    return bool((HOST_PANE_RE if host == "ssh" else LOCAL_PANE_RE).match(pane))
+
+
+async def new_pane(client: Client, host: str, name: str) -> dict:
+    args: dict = {"name": name}
+    if host != "local":
+        args["host"] = host
+    created = await client.ok("create_session", args)
+    assert qualified(host, created["pane"]), created
+    return created
+
+
+@pytest.mark.parametrize("host", ["local", "ssh"])
+def test_run_command_capture_and_waits(tp, far_sshd, host):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        created = await new_pane(client, host, "work")
+        pane = created["pane"]
+        ran = await client.ok("run_command", {"pane": pane, "command": "echo made-$((6*7)); echo via:$SSH_CONNECTION:"})
+        assert ran["exit_code"] == 0, ran
+        assert "made-42" in ran["output"], ran
+        # The ssh host's shell runs under sshd, the local one does not.
+        via = re.search(r"via:(.*):", ran["output"]).group(1)
+        assert bool(via.strip()) == (host == "ssh"), ran["output"]
+        assert ran["pane"] == pane
+        if host == "ssh":
+            assert ran["cursor"].startswith("ssh/"), ran["cursor"]
+        typed = await client.ok("send_keys", {"pane": pane, "text": "echo later-$((2*3))", "enter": True})
+        waited = await client.ok(
+            "wait_for_text", {"pane": pane, "pattern": "later-6", "since": typed["cursor"], "timeout_s": 10}
+        )
+        assert waited["outcome"] == "matched", waited
+        since = await client.ok("capture_since", {"pane": pane, "cursor": typed["cursor"]})
+        assert "later-6" in since["text"], since
+        screen = await client.capture(pane)
+        assert "made-42" in screen
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+@pytest.mark.parametrize("host", ["local", "ssh"])
+def test_a_command_picked_up_later_keeps_its_host(tp, far_sshd, host):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, host, "slow"))["pane"]
+        ran = await client.ok("run_command", {"pane": pane, "command": "sleep 1; echo finished", "timeout_s": 0.2})
+        assert ran["timed_out"], ran
+        assert ran["command_id"].startswith("ssh/") == (host == "ssh"), ran
+        done = await client.ok("wait_for_command", {"command_id": ran["command_id"], "timeout_s": 10})
+        assert done["exit_code"] == 0, done
+        assert "finished" in done["output"], done
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+@pytest.mark.parametrize("host", ["local", "ssh"])
+def test_batches(tp, far_sshd, host):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, host, "batch"))["pane"]
+        result = await client.ok(
+            "run_batch",
+            {
+                "steps": [
+                    {"op": "send_keys", "pane": pane, "text": "echo step-$((3*3))", "enter": True},
+                    {"op": "wait_for_text", "pane": pane, "pattern": "step-9", "since": "$prev", "timeout_s": 10},
+                    {"op": "capture_since", "pane": pane, "cursor": "$0"},
+                ]
+            },
+        )
+        assert result["succeeded"] == 3, result
+        assert result["steps"][1]["result"]["outcome"] == "matched", result
+        assert "step-9" in result["steps"][2]["result"]["text"], result
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+@pytest.mark.parametrize("host", ["local", "ssh"])
+def test_create_list_and_kill(tp, far_sshd, host):
+    server, far = far_sshd
+
+    async def body(client: Client) -> None:
+        created = await new_pane(client, host, "doomed")
+        listed = await client.ok("list_sessions", {"host": host})
+        names = [s["name"] for s in listed["sessions"]]
+        assert "doomed" in names, listed
+        assert all(s["host"] == host for s in listed["sessions"]), listed
+        panes = (await client.ok("list_panes", {"host": host}))["panes"]
+        mine = [p for p in panes if p["id"] == created["pane"]]
+        assert mine and mine[0]["host"] == host, panes
+        # Without `host`, every host is listed.
+        everywhere = await client.ok("list_sessions")
+        hosts = {s["host"] for s in everywhere["sessions"]}
+        assert {"local", "ssh"} <= hosts, everywhere
+        target = "doomed" if host == "local" else "ssh/doomed"
+        await client.ok("kill_session", {"session": target})
+        after = [s["name"] for s in (await client.ok("list_sessions", {"host": host}))["sessions"]]
+        assert "doomed" not in after, after
+        if host == "ssh":
+            # It was the far side's server that lost the session.
+            remaining = far.tmux("list-sessions", "-F", "#{session_name}").stdout.split()
+            assert "doomed" not in remaining and remaining, remaining
+
+    tp.run(body, toolsets="all", extra_args=ssh_args(server))
+
+
+def test_sshd_stopping_mid_wait_ends_it_with_host_lost(tp, far_sshd):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, "ssh", "lost"))["pane"]
+        outcome: dict = {}
+
+        async def wait() -> None:
+            outcome.update(
+                await client.ok("wait_for_text", {"pane": pane, "pattern": "never-printed", "timeout_s": 25})
+            )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait)
+            await anyio.sleep(0.5)
+            started = time.monotonic()
+            server.stop()
+        assert outcome["outcome"] == "host_lost", outcome
+        assert time.monotonic() - started < 10
+        server.start()
+        # The next call on that host connects again; the pane is still there.
+        panes = (await client.ok("list_panes", {"host": "ssh"}))["panes"]
+        assert pane in [p["id"] for p in panes], panes
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+def test_cursors_from_before_a_far_server_restart_are_refused(tp, far_sshd):
+    server, far = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, "ssh", "first"))["pane"]
+        cursor = (await client.ok("send_keys", {"pane": pane, "text": "echo one", "enter": True}))["cursor"]
+        far.tmux("kill-server")
+        again = (await new_pane(client, "ssh", "second"))["pane"]
+        message = await client.err("capture_since", {"pane": again, "cursor": cursor})
+        assert "cursor" in message.lower(), message
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+def test_an_unreachable_host_fails_its_calls_only(tp, tmp_path):
+    config = tmp_path / "ssh_config"
+    # Nothing listens on port 1 of the loopback address.
+    config.write_text("Host nowhere\n  HostName 127.0.0.1\n  Port 1\n  UserKnownHostsFile /dev/null\n")
+    args = ["--host", "gone=ssh:nowhere", "--ssh-config", str(config), "--host-timeout-s", "3"]
+
+    async def body(client: Client) -> None:
+        started = time.monotonic()
+        message = await client.err("create_session", {"host": "gone", "name": "x"})
+        assert "gone" in message and "refused" in message.lower(), message
+        assert time.monotonic() - started < 8
+        listed = await client.ok("list_sessions")
+        assert [s for s in listed["sessions"] if s["host"] == "local"], listed
+        unreachable = {u["host"]: u["error"] for u in listed["unreachable"]}
+        assert "gone" in unreachable and "refused" in unreachable["gone"].lower(), listed
+        unknown = await client.err("create_session", {"host": "elsewhere"})
+        assert "elsewhere" in unknown and "gone" in unknown, unknown
+        await client.ok("list_panes", {"host": "local"})
+
+    tp.run(body, extra_args=args)
+
+
+def test_an_exec_host(tp):
+    far = Far()
+    args = ["--host", f"box=exec:env TMUX_TMPDIR={far.dir}"]
+
+    async def body(client: Client) -> None:
+        created = await client.ok("create_session", {"host": "box", "name": "inside"})
+        assert re.match(r"^box/%\d+$", created["pane"]), created
+        ran = await client.ok("run_command", {"pane": created["pane"], "command": "echo $TMUX_TMPDIR"})
+        assert ran["output"].strip() == str(far.dir), ran
+        names = far.tmux("list-sessions", "-F", "#{session_name}").stdout.split()
+        assert "inside" in names, names
+
+    try:
+        tp.run(body, extra_args=args)
+    finally:
+        far.close()
+
+
+def test_start_up_never_waits_on_a_host(tp, tmp_path):
+    # A host whose ssh would hang: a proxy command that never answers.
+    config = tmp_path / "ssh_config"
+    config.write_text("Host stuck\n  ProxyCommand sleep 30\n")
+    args = ["--host", "stuck=ssh:stuck", "--ssh-config", str(config), "--host-timeout-s", "2"]
+
+    async def body(client: Client) -> None:
+        # initialize and tools/list already happened in connect; a local call
+        # is answered at once too.
+        started = time.monotonic()
+        await client.ok("list_panes", {"host": "local"})
+        assert time.monotonic() - started < 3
+        message = await client.err("create_session", {"host": "stuck"})
+        assert "stuck" in message, message
+        assert time.monotonic() - started < 8
+
+    tp.run(body, extra_args=args)
