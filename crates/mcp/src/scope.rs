@@ -159,13 +159,10 @@ fn not_found(tool: &str, kind: &str, target: &str) -> String {
         "window" => "window",
         _ => "session",
     };
-    let hint = match (tool, kind) {
-        (_, "pane") => PANE_HINT,
-        ("create_window", _) => "call list_sessions to see the sessions",
-        ("kill_session" | "kill_window", _) => {
-            "call list_sessions or list_panes to see what exists"
-        }
-        _ => "call list_sessions or list_panes without arguments",
+    let hint = match crate::catalog::find(tool) {
+        _ if kind == "pane" => PANE_HINT,
+        Some(spec) => spec.missing_hint,
+        None => crate::catalog::MISSING_HINT,
     };
     Error::NotFound {
         kind,

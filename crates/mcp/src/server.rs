@@ -21,7 +21,6 @@ use termpilot_tmux::{Engine, PaneId};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Spec};
-use crate::handlers;
 use crate::oversight::{self, Oversight};
 use crate::progress::{Gate, Step};
 use crate::toolset::Toolsets;
@@ -154,8 +153,9 @@ impl TermpilotServer {
     async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> Result<Done, String> {
         let arguments = crate::validate::nulls_as_absent(arguments);
         self.validators.check(name, &arguments)?;
-        oversight::admit(self, name, &arguments, call).await?;
-        handlers::dispatch(self, name, arguments, call).await
+        let spec = catalog::find(name).ok_or_else(|| format!("unknown tool: {name}"))?;
+        oversight::admit(self, spec, &arguments, call).await?;
+        (spec.handler)(self, arguments, call).await
     }
 }
 
