@@ -15,6 +15,7 @@ use termpilot_tmux::{Engine, PaneScope};
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::Approval;
+use crate::error::{ToolError, ToolResult};
 
 /// The patterns of text that needs the person's approval.
 #[derive(Debug, Clone, Default)]
@@ -89,7 +90,7 @@ pub(crate) async fn approve(
     peer: &Peer<RoleServer>,
     cancelled: &CancellationToken,
     pieces: &[Piece],
-) -> (Result<(), String>, Approval) {
+) -> (ToolResult<()>, Approval) {
     let matched: Vec<(&Piece, &Regex)> = pieces
         .iter()
         .filter_map(|piece| confirm.first_match(&piece.text).map(|p| (piece, p)))
@@ -113,7 +114,7 @@ pub(crate) async fn approve(
             asked: false,
             answer: Some("unsupported"),
         };
-        return (Err(refusal), approval);
+        return (Err(ToolError::Refused(refusal)), approval);
     }
     let message = question(engine, &matched).await;
     let answer = tokio::select! {
@@ -125,10 +126,10 @@ pub(crate) async fn approve(
         Ok(Answer::Declined) => (Err(declined(&patterns)), "decline"),
         Ok(Answer::Cancelled) => (Err(declined(&patterns)), "cancel"),
         Err(e) => (
-            Err(format!(
+            Err(ToolError::refused(format!(
                 "the person's approval was needed (pattern {patterns}) but the question \
                  failed: {e}. Nothing was typed."
-            )),
+            ))),
             "failed",
         ),
     };
@@ -139,11 +140,11 @@ pub(crate) async fn approve(
     (result, approval)
 }
 
-fn declined(patterns: &str) -> String {
-    format!(
+fn declined(patterns: &str) -> ToolError {
+    ToolError::refused(format!(
         "the person declined: nothing was typed. The input matches {patterns} (set with \
          --confirm), which needs the person's approval."
-    )
+    ))
 }
 
 /// Whether the client declared form-mode elicitation (a bare `elicitation`

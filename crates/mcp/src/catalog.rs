@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::approval::Piece;
+use crate::error::ToolResult;
 use crate::schema::{input, output};
 use crate::scope::Scope;
 use crate::server::{CallContext, Done, TermpilotServer};
@@ -45,7 +46,7 @@ pub(crate) const INSTRUCTIONS: &str = "termpilot gives you real terminals in tmu
     prompts), or ask your person; then wait_for_command picks a run_command up again.";
 
 /// How a tool call ends: its result, or an error the caller can act on.
-pub(crate) type Outcome = Result<Done, String>;
+pub(crate) type Outcome = ToolResult<Done>;
 
 /// How a tool affects the world, for its annotations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +107,7 @@ pub(crate) trait Tool {
 
     /// Refuses a call that the operator's scope does not allow, beyond its
     /// targets (which are checked for every tool).
-    fn admit(_scope: &Scope, _arguments: &Value) -> Result<(), String> {
+    fn admit(_scope: &Scope, _arguments: &Value) -> ToolResult<()> {
         Ok(())
     }
 }
@@ -140,7 +141,7 @@ pub(crate) struct Spec {
     pub(crate) handler: Handler,
     pub(crate) typed: fn(&Value) -> Vec<Piece>,
     pub(crate) nested: fn(&Value) -> Vec<Nested>,
-    pub(crate) admit: fn(&Scope, &Value) -> Result<(), String>,
+    pub(crate) admit: fn(&Scope, &Value) -> ToolResult<()>,
 }
 
 /// The table entry of tool `T`.

@@ -33,6 +33,7 @@ mod audit;
 mod awaiting;
 mod budget;
 mod catalog;
+mod error;
 pub mod http;
 mod jsonrpc;
 pub mod oversight;

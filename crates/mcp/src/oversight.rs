@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::approval::{self, Confirm};
 use crate::audit::{self, Approval, AuditLog, Record, Typed};
 use crate::catalog::Spec;
+use crate::error::ToolResult;
 use crate::scope::Scope;
 use crate::server::{CallContext, TermpilotServer};
 
@@ -62,7 +63,7 @@ pub(crate) async fn admit(
     spec: &Spec,
     arguments: &Value,
     call: &CallContext,
-) -> Result<(), String> {
+) -> ToolResult<()> {
     let oversight = &server.oversight;
     let tool = spec.name;
     if !oversight.scope.is_open() {

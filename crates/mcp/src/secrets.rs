@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::error::ToolResult;
 use crate::server::{Done, TermpilotServer};
 
 /// Where a secret's value comes from (never the value itself).
@@ -167,7 +168,8 @@ impl TermpilotServer {
 
     /// A tool's outcome with every configured secret's value replaced by
     /// its name, in the text, the structured content and error messages.
-    pub(crate) fn redact_outcome(&self, outcome: Result<Done, String>) -> Result<Done, String> {
+    pub(crate) fn redact_outcome(&self, outcome: ToolResult<Done>) -> Result<Done, String> {
+        let outcome = outcome.map_err(|error| error.to_string());
         if self.options.secrets.0.is_empty() {
             return outcome;
         }

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::catalog::{self, SPECS};
+use crate::error::{ToolError, ToolResult};
 
 /// One compiled validator per tool.
 pub(crate) struct Validators {
@@ -112,8 +113,9 @@ pub(crate) fn nulls_as_absent(value: Value) -> Value {
     }
 }
 
-pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, String> {
-    serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for {tool}: {e}"))
+pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> ToolResult<T> {
+    serde_json::from_value(arguments)
+        .map_err(|e| ToolError::Refused(format!("invalid arguments for {tool}: {e}")))
 }
 
 #[cfg(test)]

@@ -19,10 +19,11 @@ use super::input::{
 use super::waits::{self, WaitForIdle, WaitForIdleParams, WaitForText, WaitForTextParams};
 use crate::approval::Piece;
 use crate::catalog::{self, Effect, Nested, Outcome, Tool};
+use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
-type Result<T> = std::result::Result<T, String>;
+type Result<T> = ToolResult<T>;
 
 /// What a batch does when an operation fails.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -244,6 +245,9 @@ pub struct StepEntry {
     /// The step's result, exactly as the single tool returns it.
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub result: Option<serde_json::Value>,
+    /// Whether the step ran (it did not when the batch stopped before it).
+    #[serde(skip)]
+    pub(crate) ran: bool,
 }
 
 /// Result of `run_batch`.
@@ -330,7 +334,7 @@ async fn batch_pane(
     match scope.resolve_pane(&server.engine, target).await {
         Ok(pane) => Ok(Ok(pane)),
         Err(error @ Error::NotFound { .. }) => Ok(Err(error)),
-        Err(error) => Err(format!("{field}: {error}")),
+        Err(error) => Err(ToolError::refused(format!("{field}: {error}"))),
     }
 }
 
@@ -357,9 +361,9 @@ fn stopped_at(ok: &[bool], tried: &[bool], on_error: OnError) -> Option<usize> {
 
 fn check_text_total(total: usize) -> Result<()> {
     if total > MAX_BATCH_TEXT {
-        return Err(format!(
+        return Err(ToolError::refused(format!(
             "the batch holds {total} bytes of text, more than the {MAX_BATCH_TEXT} allowed; split it"
-        ));
+        )));
     }
     Ok(())
 }
@@ -501,16 +505,22 @@ fn resolve_reference(text: &str, cursors: &[Option<String>], index: usize) -> Re
         cursors.iter().rev().flatten().next().cloned()
     } else {
         let step: usize = reference.parse().map_err(|_| {
-            format!("steps[{index}]: {text:?} is not a reference; use \"$prev\" or \"$N\"")
+            ToolError::refused(format!(
+                "steps[{index}]: {text:?} is not a reference; use \"$prev\" or \"$N\""
+            ))
         })?;
         if step >= index {
-            return Err(format!(
+            return Err(ToolError::refused(format!(
                 "steps[{index}]: {text} refers to a step that has not run before it"
-            ));
+            )));
         }
         cursors.get(step).cloned().flatten()
     };
-    found.ok_or_else(|| format!("steps[{index}]: {text} names no step that returned a cursor"))
+    found.ok_or_else(|| {
+        ToolError::refused(format!(
+            "steps[{index}]: {text} names no step that returned a cursor"
+        ))
+    })
 }
 
 fn op_name(step: &BatchStep) -> &'static str {
@@ -658,9 +668,7 @@ async fn run_chain(
                 sent(server, pane, cursor).map(|done| (name, done))
             }
             // The engine sends nothing to a target that named no pane.
-            (OpStatus::Done { .. }, Err(error)) | (OpStatus::Failed(error), _) => {
-                Err(error.to_string())
-            }
+            (OpStatus::Done { .. }, Err(error)) | (OpStatus::Failed(error), _) => Err(error.into()),
             (OpStatus::Skipped, _) => {
                 entries.push(skipped(index, name));
                 cursors.push(None);
@@ -722,6 +730,7 @@ fn skipped(index: usize, op: &str) -> StepEntry {
         ok: false,
         error: Some(NOT_RUN.into()),
         result: None,
+        ran: false,
     }
 }
 
@@ -746,6 +755,7 @@ fn push_result(
                 ok: true,
                 error: None,
                 result: Some(done.structured),
+                ran: true,
             });
         }
         Err(error) => {
@@ -754,8 +764,9 @@ fn push_result(
                 index,
                 op: op.to_owned(),
                 ok: false,
-                error: Some(error),
+                error: Some(error.to_string()),
                 result: None,
+                ran: true,
             });
         }
     }
@@ -763,10 +774,7 @@ fn push_result(
 
 fn summary(steps: Vec<StepEntry>, on_error: OnError, started: Instant) -> RunBatchEntry {
     let ok: Vec<bool> = steps.iter().map(|s| s.ok).collect();
-    let tried: Vec<bool> = steps
-        .iter()
-        .map(|s| s.error.as_deref() != Some(NOT_RUN))
-        .collect();
+    let tried: Vec<bool> = steps.iter().map(|s| s.ran).collect();
     let succeeded = ok.iter().filter(|ok| **ok).count();
     let skipped = tried.iter().filter(|tried| !**tried).count();
     RunBatchEntry {

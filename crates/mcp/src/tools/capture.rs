@@ -5,8 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::{Scrollback, hide_wrappers};
 
-use super::{cursor_offset, engine_error, pane};
+use super::{cursor_offset, pane};
 use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::ToolError;
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
@@ -100,11 +101,7 @@ pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePanePa
         Some(ScrollbackArg::Lines(n)) => Scrollback::Lines(n),
         Some(ScrollbackArg::All(_)) => Scrollback::All,
     };
-    let capture = server
-        .engine
-        .capture(pane, scrollback)
-        .await
-        .map_err(engine_error)?;
+    let capture = server.engine.capture(pane, scrollback).await?;
     let budget = server.budget(params.max_tokens, None);
     // Asked for more history than tmux holds, and tmux's history is full:
     // lines above it are gone from the pane, which the text says first.
@@ -216,7 +213,7 @@ impl Tool for CaptureSince {
 pub(crate) async fn capture_since(server: &TermpilotServer, params: CaptureSinceParams) -> Outcome {
     let pane = pane(server, &params.pane).await?;
     let from = cursor_offset(server, pane, &params.cursor)?;
-    let end = server.engine.sync_pane(pane).await.map_err(engine_error)?;
+    let end = server.engine.sync_pane(pane).await?;
     let (bytes, lost) = server.engine.read_journal(pane, |journal| {
         let read = journal.read_from(from);
         (read.bytes.into_owned(), read.lost)
@@ -308,9 +305,10 @@ impl Tool for ReadOutput {
 
 fn read_output(server: &TermpilotServer, params: ReadOutputParams) -> Outcome {
     let grep = match &params.grep {
-        Some(source) => {
-            Some(regex::Regex::new(source).map_err(|e| format!("grep: invalid regex: {e}"))?)
-        }
+        Some(source) => Some(
+            regex::Regex::new(source)
+                .map_err(|e| ToolError::refused(format!("grep: invalid regex: {e}")))?,
+        ),
         None => None,
     };
     let page = {
@@ -322,7 +320,7 @@ fn read_output(server: &TermpilotServer, params: ReadOutputParams) -> Outcome {
                 params.limit.unwrap_or(200),
                 grep.as_ref(),
             )
-            .map_err(|e| e.to_string())?
+            .map_err(|e| ToolError::refused(e.to_string()))?
     };
     let budget = server.budget(params.max_tokens, None);
     let rendered = termpilot_render::render(&page.text(), &budget, None);

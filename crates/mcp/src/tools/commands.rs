@@ -6,13 +6,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use termpilot_tmux::CommandReport;
 
-use super::{engine_error, pane};
+use super::pane;
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
-type Result<T> = std::result::Result<T, String>;
+type Result<T> = ToolResult<T>;
 
 /// `run_command`.
 pub(crate) struct RunCommand;
@@ -124,7 +125,7 @@ pub(crate) async fn run_command(
     call: &CallContext,
 ) -> Result<Done> {
     if params.command.contains('\0') {
-        return Err("command contains a NUL character".into());
+        return Err(ToolError::refused("command contains a NUL character"));
     }
     let pane = pane(server, &params.pane).await?;
     let timeout = server.wait_time(params.timeout_s);
@@ -140,8 +141,7 @@ pub(crate) async fn run_command(
                 crate::awaiting::settle(params.input_settle_ms),
             ),
         )
-        .await?
-        .map_err(engine_error)?;
+        .await??;
     command_done(server, report, params.max_tokens)
 }
 
@@ -204,8 +204,7 @@ pub(crate) async fn wait_for_command(
                 crate::awaiting::settle(params.input_settle_ms),
             ),
         )
-        .await?
-        .map_err(engine_error)?;
+        .await??;
     command_done(server, report, params.max_tokens)
 }
 

@@ -5,9 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use termpilot_tmux::{Input, PaneId};
 
-use super::{engine_error, pane};
+use super::pane;
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
@@ -36,12 +37,12 @@ pub(crate) fn sent(server: &TermpilotServer, pane: PaneId, cursor: u64) -> Outco
 }
 
 /// Refuses text with a NUL character, naming its field.
-pub(crate) fn refuse_nul(field: &str, text: &str) -> Result<(), String> {
+pub(crate) fn refuse_nul(field: &str, text: &str) -> ToolResult<()> {
     if text.contains('\0') {
-        return Err(format!(
+        return Err(ToolError::refused(format!(
             "{field} contains a NUL character, which tmux cannot carry in text; \
              send it as a key instead: keys: [\"C-@\"]"
-        ));
+        )));
     }
     Ok(())
 }
@@ -85,11 +86,7 @@ impl Tool for SendKeys {
     async fn call(server: &TermpilotServer, params: SendKeysParams, _: &CallContext) -> Outcome {
         let input = checked_input(&params, "")?;
         let pane = pane(server, &params.pane).await?;
-        let cursor = server
-            .engine
-            .send_input(pane, &input)
-            .await
-            .map_err(engine_error)?;
+        let cursor = server.engine.send_input(pane, &input).await?;
         sent(server, pane, cursor)
     }
 
@@ -102,7 +99,7 @@ impl Tool for SendKeys {
 
 /// The keystrokes of send_keys arguments, checked; errors name the field
 /// after `prefix` (e.g. "operations[3].").
-pub(crate) fn checked_input(params: &SendKeysParams, prefix: &str) -> Result<Input, String> {
+pub(crate) fn checked_input(params: &SendKeysParams, prefix: &str) -> ToolResult<Input> {
     let keys = validate_keys(params.keys.as_deref().unwrap_or_default(), prefix)?;
     let text = params.text.clone().filter(|t| !t.is_empty());
     if let Some(text) = &text {
@@ -116,22 +113,22 @@ pub(crate) fn checked_input(params: &SendKeysParams, prefix: &str) -> Result<Inp
         } else {
             format!("{at}: ")
         };
-        return Err(format!(
+        return Err(ToolError::refused(format!(
             "{at}nothing to send: give `text`, `keys`, or `enter: true`"
-        ));
+        )));
     }
     Ok(Input { text, keys, enter })
 }
 
 /// Checks every key name, naming the first bad one by its index.
-fn validate_keys(keys: &[KeyName], prefix: &str) -> Result<Vec<String>, String> {
+fn validate_keys(keys: &[KeyName], prefix: &str) -> ToolResult<Vec<String>> {
     keys.iter()
         .enumerate()
         .map(|(i, KeyName(name))| match termpilot_keys::parse_key(name) {
             Ok(_) => Ok(name.clone()),
-            Err(e) => Err(format!(
+            Err(e) => Err(ToolError::refused(format!(
                 "{prefix}keys[{i}]: {e}; to type text literally, use `text` instead of `keys`"
-            )),
+            ))),
         })
         .collect()
 }
@@ -181,8 +178,7 @@ impl Tool for PasteText {
         let cursor = server
             .engine
             .paste(pane, &params.text, params.bracketed, params.enter)
-            .await
-            .map_err(engine_error)?;
+            .await?;
         sent(server, pane, cursor)
     }
 

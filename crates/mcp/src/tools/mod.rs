@@ -12,39 +12,31 @@ pub(crate) mod waits;
 
 use termpilot_tmux::PaneId;
 
+use crate::error::{ToolError, ToolResult};
 use crate::server::TermpilotServer;
 
-pub(crate) fn engine_error(error: termpilot_tmux::Error) -> String {
-    error.to_string()
-}
-
 /// Resolves a pane target as the engine does, within the operator's scope.
-pub(crate) async fn pane(server: &TermpilotServer, target: &str) -> Result<PaneId, String> {
+pub(crate) async fn pane(server: &TermpilotServer, target: &str) -> ToolResult<PaneId> {
     let scope = &server.oversight.scope;
-    scope
-        .resolve_pane(&server.engine, target)
-        .await
-        .map_err(engine_error)
+    Ok(scope.resolve_pane(&server.engine, target).await?)
 }
 
 /// Parses a cursor and checks it belongs to `pane` on the current server.
-pub(crate) fn cursor_offset(
-    server: &TermpilotServer,
-    pane: PaneId,
-    text: &str,
-) -> Result<u64, String> {
-    let cursor: termpilot_journal::Cursor = text.parse().map_err(|e| format!("cursor: {e}"))?;
+pub(crate) fn cursor_offset(server: &TermpilotServer, pane: PaneId, text: &str) -> ToolResult<u64> {
+    let cursor: termpilot_journal::Cursor = text
+        .parse()
+        .map_err(|e| ToolError::refused(format!("cursor: {e}")))?;
     if cursor.pane != pane.0 {
-        return Err(format!(
+        return Err(ToolError::refused(format!(
             "cursor {text} belongs to pane %{}, not {pane}; use a cursor returned for {pane}",
             cursor.pane
-        ));
+        )));
     }
     if cursor.epoch != server.engine.epoch() {
-        return Err(format!(
+        return Err(ToolError::refused(format!(
             "cursor {text} is from an earlier tmux server (it restarted since); \
              take a new cursor with capture_pane"
-        ));
+        )));
     }
     Ok(cursor.offset)
 }

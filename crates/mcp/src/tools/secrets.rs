@@ -5,8 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::Input;
 
-use super::{engine_error, pane};
+use super::pane;
 use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
@@ -68,47 +69,39 @@ impl Tool for TypeSecret {
 pub(crate) async fn type_secret(
     server: &TermpilotServer,
     params: TypeSecretParams,
-) -> Result<Done, String> {
+) -> ToolResult<Done> {
     let secrets = &server.options.secrets;
     let Some(secret) = secrets.get(&params.name) else {
-        return Err(format!(
+        return Err(ToolError::refused(format!(
             "no secret named {:?}; {}",
             params.name,
             secrets.names()
-        ));
+        )));
     };
     let pane = pane(server, &params.pane).await?;
-    let awaiting = server
-        .engine
-        .awaiting_input(pane)
-        .await
-        .map_err(engine_error)?;
+    let awaiting = server.engine.awaiting_input(pane).await?;
     match awaiting {
         None => {
-            return Err(format!(
+            return Err(ToolError::refused(format!(
                 "{pane} is not waiting for input; wait for its password prompt (wait_for_text \
                  or run_command end with outcome awaiting_input and secret: true)"
-            ));
+            )));
         }
         Some(input) if !input.secret => {
-            return Err(format!(
+            return Err(ToolError::refused(format!(
                 "{pane}: the terminal would echo it; wait for a password prompt ({} waits at \
                  {:?} with echo on)",
                 input.program, input.prompt
-            ));
+            )));
         }
         Some(_) => {}
     }
     let input = Input {
-        text: Some(secret.value()?),
+        text: Some(secret.value().map_err(ToolError::Refused)?),
         keys: Vec::new(),
         enter: params.enter,
     };
-    let cursor = server
-        .engine
-        .send_input(pane, &input)
-        .await
-        .map_err(engine_error)?;
+    let cursor = server.engine.send_input(pane, &input).await?;
     let entry = SecretTypedEntry {
         pane: pane.to_string(),
         name: secret.name().to_owned(),

@@ -8,9 +8,9 @@ use termpilot_tmux::{
     Created, Killed, NewSession, NewWindow, PaneInfo, PaneScope, SessionInfo, Split, SplitDirection,
 };
 
-use super::engine_error;
 use super::input::refuse_nul;
 use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::{ToolError, ToolResult};
 use crate::scope::Scope;
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
@@ -71,7 +71,7 @@ impl Tool for ListSessions {
     type Output = SessionList;
 
     async fn call(server: &TermpilotServer, _: NoParams, _: &CallContext) -> Outcome {
-        let mut sessions = server.engine.list_sessions().await.map_err(engine_error)?;
+        let mut sessions = server.engine.list_sessions().await?;
         sessions.retain(|s| server.oversight.scope.allows(&s.name));
         let text = sessions
             .iter()
@@ -195,11 +195,7 @@ impl Tool for ListPanes {
             (None, Some(session)) => PaneScope::Session(session),
             (None, None) => PaneScope::All,
         };
-        let mut panes = server
-            .engine
-            .list_panes(&scope)
-            .await
-            .map_err(engine_error)?;
+        let mut panes = server.engine.list_panes(&scope).await?;
         panes.retain(|p| server.oversight.scope.allows(&p.session_name));
         let text = panes
             .iter()
@@ -256,7 +252,7 @@ impl From<Created> for CreatedEntry {
 
 /// The result of a create tool.
 fn created(result: termpilot_tmux::Result<Created>) -> Outcome {
-    let entry = CreatedEntry::from(result.map_err(engine_error)?);
+    let entry = CreatedEntry::from(result?);
     let text = format!(
         "created pane {} in window {} ({}:{}) of session {} ({})",
         entry.pane,
@@ -270,22 +266,22 @@ fn created(result: termpilot_tmux::Result<Created>) -> Outcome {
 }
 
 /// The `env` argument of a create tool, checked.
-fn env_pairs(env: Option<BTreeMap<String, String>>) -> Result<Vec<(String, String)>, String> {
+fn env_pairs(env: Option<BTreeMap<String, String>>) -> ToolResult<Vec<(String, String)>> {
     let env = env.unwrap_or_default();
     if env.len() > MAX_ENV {
-        return Err(format!(
+        return Err(ToolError::refused(format!(
             "env: at most {MAX_ENV} variables, got {}",
             env.len()
-        ));
+        )));
     }
     for (key, value) in &env {
         let valid = !key.is_empty()
             && !key.starts_with(|c: char| c.is_ascii_digit())
             && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(format!(
+            return Err(ToolError::refused(format!(
                 "env: {key:?} is not a valid variable name (letters, digits and _, not starting with a digit)"
-            ));
+            )));
         }
         refuse_nul("env value", value)?;
     }
@@ -347,7 +343,7 @@ impl Tool for CreateSession {
         created(server.engine.create_session(&options).await)
     }
 
-    fn admit(scope: &Scope, arguments: &serde_json::Value) -> Result<(), String> {
+    fn admit(scope: &Scope, arguments: &serde_json::Value) -> ToolResult<()> {
         let name = arguments.get("name").and_then(serde_json::Value::as_str);
         scope.check_new_session(name)
     }
@@ -498,7 +494,7 @@ impl From<Killed> for KilledEntry {
 
 /// The result of a kill tool.
 fn killed(result: termpilot_tmux::Result<Killed>) -> Outcome {
-    let entry = KilledEntry::from(result.map_err(engine_error)?);
+    let entry = KilledEntry::from(result?);
     let text = format!(
         "killed {} pane(s) [{}]{}",
         entry.panes.len(),

@@ -9,12 +9,13 @@ use termpilot_tmux::{
     ChannelOutcome, Needle, Outcome as WaitOutcome, TextWait, WaitReport, hide_wrappers,
 };
 
-use super::{cursor_offset, engine_error, pane};
+use super::{cursor_offset, pane};
 use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::ToolResult;
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
-type Result<T> = std::result::Result<T, String>;
+type Result<T> = ToolResult<T>;
 
 /// Tokens for a wait's tail unless the caller says otherwise.
 const TAIL_TOKENS: u32 = 300;
@@ -213,8 +214,7 @@ pub(crate) async fn wait_for_text(
             spec.timeout,
             server.engine.wait_for_text_or_input(pane, &spec, settle),
         )
-        .await?
-        .map_err(engine_error)?;
+        .await??;
     wait_done(server, pane, report, params.max_tokens)
 }
 
@@ -278,8 +278,7 @@ pub(crate) async fn wait_for_idle(
                 .engine
                 .wait_for_idle_or_input(pane, quiet, timeout, settle),
         )
-        .await?
-        .map_err(engine_error)?;
+        .await??;
     wait_done(server, pane, report, None)
 }
 
@@ -398,8 +397,7 @@ pub(crate) async fn wait_for_channel(
             timeout,
             server.engine.wait_for_channel(&params.channel, timeout),
         )
-        .await?
-        .map_err(engine_error)?;
+        .await??;
     let outcome = match outcome {
         ChannelOutcome::Signalled => "signalled",
         ChannelOutcome::Timeout => "timeout",
@@ -444,11 +442,7 @@ pub(crate) async fn signal_channel(
     params: SignalChannelParams,
 ) -> Result<Done> {
     let started = Instant::now();
-    server
-        .engine
-        .signal_channel(&params.channel)
-        .await
-        .map_err(engine_error)?;
+    server.engine.signal_channel(&params.channel).await?;
     channel_done(params.channel, "sent", started)
 }
 
