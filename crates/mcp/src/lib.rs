@@ -28,6 +28,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod address;
 mod approval;
 mod audit;
 mod awaiting;

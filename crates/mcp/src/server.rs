@@ -15,9 +15,8 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
-use termpilot_journal::Cursor;
 use termpilot_render::OutputStore;
-use termpilot_tmux::{Engine, PaneId};
+use termpilot_tmux::Engine;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Spec};
@@ -115,16 +114,6 @@ impl TermpilotServer {
             .into_iter()
             .map(Spec::tool)
             .collect()
-    }
-
-    /// A cursor string for a position in a pane's journal.
-    pub(crate) fn cursor(&self, pane: PaneId, offset: u64) -> String {
-        Cursor {
-            epoch: self.engine.epoch(),
-            pane: pane.0,
-            offset,
-        }
-        .to_string()
     }
 
     /// Checks that `name` is a tool this server publishes: anything else is

@@ -17,6 +17,7 @@ use super::input::{
     PasteText, PasteTextParams, SendKeys, SendKeysParams, checked_input, refuse_nul, sent,
 };
 use super::waits::{self, WaitForIdle, WaitForIdleParams, WaitForText, WaitForTextParams};
+use crate::address;
 use crate::approval::Piece;
 use crate::catalog::{self, Effect, Nested, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -405,7 +406,7 @@ async fn send_keys_batch(
         .zip(targets)
         .zip(reports)
         .enumerate()
-        .map(|(index, ((op, target), report))| op_entry(server, index, op, target, report))
+        .map(|(index, ((op, target), report))| op_entry(index, op, target, report))
         .collect();
     let ok: Vec<bool> = results.iter().map(|r| r.ok).collect();
     let succeeded = ok.iter().filter(|ok| **ok).count();
@@ -433,15 +434,9 @@ async fn send_keys_batch(
     Done::new(&entry, text)
 }
 
-fn op_entry(
-    server: &TermpilotServer,
-    index: usize,
-    op: &BatchOp,
-    target: &str,
-    report: termpilot_tmux::OpReport,
-) -> OpEntry {
+fn op_entry(index: usize, op: &BatchOp, target: &str, report: termpilot_tmux::OpReport) -> OpEntry {
     let (error, cursor) = match (report.status, &op.pane) {
-        (OpStatus::Done { cursor }, Ok(pane)) => (None, Some(server.cursor(*pane, cursor))),
+        (OpStatus::Done { cursor }, Ok(_)) => (None, Some(address::cursor_text(cursor))),
         // The engine sends nothing to a target that named no pane.
         (OpStatus::Done { .. }, Err(error)) => (Some(error.to_string()), None),
         (OpStatus::Failed(error), _) => (Some(error.to_string()), None),
@@ -664,9 +659,7 @@ async fn run_chain(
             Keystrokes::Paste { .. } => PasteText::NAME,
         };
         let result = match (report.status, op.pane) {
-            (OpStatus::Done { cursor }, Ok(pane)) => {
-                sent(server, pane, cursor).map(|done| (name, done))
-            }
+            (OpStatus::Done { cursor }, Ok(pane)) => sent(pane, cursor).map(|done| (name, done)),
             // The engine sends nothing to a target that named no pane.
             (OpStatus::Done { .. }, Err(error)) | (OpStatus::Failed(error), _) => Err(error.into()),
             (OpStatus::Skipped, _) => {

@@ -3,9 +3,9 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_tmux::{Scrollback, hide_wrappers};
+use termpilot_tmux::{Capture, PaneId, Scrollback, Since};
 
-use super::{cursor_offset, pane};
+use crate::address::{self, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolError;
 use crate::server::{CallContext, Done, TermpilotServer};
@@ -95,14 +95,29 @@ impl Tool for CapturePane {
 
 pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Outcome {
     let pane = pane(server, &params.pane).await?;
-    let scrollback = match params.scrollback {
+    let scrollback = scrollback(params.scrollback);
+    let capture = server.engine.capture(pane, scrollback).await?;
+    captured(server, capture, scrollback, params.max_tokens)
+}
+
+/// How much history a `scrollback` argument asks for.
+pub(crate) fn scrollback(argument: Option<ScrollbackArg>) -> Scrollback {
+    match argument {
         None => Scrollback::None,
         Some(ScrollbackArg::Lines(0)) => Scrollback::None,
         Some(ScrollbackArg::Lines(n)) => Scrollback::Lines(n),
         Some(ScrollbackArg::All(_)) => Scrollback::All,
-    };
-    let capture = server.engine.capture(pane, scrollback).await?;
-    let budget = server.budget(params.max_tokens, None);
+    }
+}
+
+/// The result of `capture_pane`: the capture cut to `max_tokens`.
+pub(crate) fn captured(
+    server: &TermpilotServer,
+    capture: Capture,
+    scrollback: Scrollback,
+    max_tokens: Option<u32>,
+) -> Outcome {
+    let budget = server.budget(max_tokens, None);
     // Asked for more history than tmux holds, and tmux's history is full:
     // lines above it are gone from the pane, which the text says first.
     let reaches_top = match scrollback {
@@ -119,16 +134,16 @@ pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePanePa
             capture.history_limit
         );
     }
-    let rendered = server.fit_text(&hide_wrappers(&screen), &budget)?;
+    let rendered = server.fit_text(&screen, &budget)?;
     let entry = CaptureEntry {
-        pane: pane.to_string(),
+        pane: capture.pane.to_string(),
         text: rendered.text.clone(),
         truncated: rendered.truncated,
         total_lines: rendered.total_lines,
         omitted_lines: rendered.omitted_lines,
         omitted_bytes: rendered.omitted_bytes,
         output_id: rendered.output_id.clone(),
-        cursor: server.cursor(pane, capture.cursor),
+        cursor: address::cursor_text(capture.cursor),
         alternate_screen: capture.alternate_screen,
         in_mode: capture.in_mode,
         history_size: capture.history_size,
@@ -212,15 +227,21 @@ impl Tool for CaptureSince {
 
 pub(crate) async fn capture_since(server: &TermpilotServer, params: CaptureSinceParams) -> Outcome {
     let pane = pane(server, &params.pane).await?;
-    let from = cursor_offset(server, pane, &params.cursor)?;
-    let end = server.engine.sync_pane(pane).await?;
-    let (bytes, lost) = server.engine.read_journal(pane, |journal| {
-        let read = journal.read_from(from);
-        (read.bytes.into_owned(), read.lost)
-    });
-    let budget = server.budget(params.max_tokens, None);
-    let text = termpilot_journal::clean_text(&bytes);
-    let fitted = server.fit_text(&hide_wrappers(&text), &budget)?;
+    let since = address::cursor(&params.cursor)?;
+    let read = server.engine.read_since(pane, since).await?;
+    read_since(server, pane, read, params.max_tokens)
+}
+
+/// The result of `capture_since`: what was read, cut to `max_tokens`.
+pub(crate) fn read_since(
+    server: &TermpilotServer,
+    pane: PaneId,
+    read: Since,
+    max_tokens: Option<u32>,
+) -> Outcome {
+    let budget = server.budget(max_tokens, None);
+    let fitted = server.fit_text(&read.text, &budget)?;
+    let lost = read.lost_bytes;
     let entry = SinceEntry {
         pane: pane.to_string(),
         text: fitted.text.clone(),
@@ -230,7 +251,7 @@ pub(crate) async fn capture_since(server: &TermpilotServer, params: CaptureSince
         omitted_bytes: fitted.omitted_bytes,
         output_id: fitted.output_id.clone(),
         lost_bytes: lost,
-        cursor: server.cursor(pane, end.max(from)),
+        cursor: address::cursor_text(read.cursor),
     };
     let lost_note = if lost > 0 {
         format!("[{lost} bytes of output after the cursor were lost: the journal dropped them]\n")

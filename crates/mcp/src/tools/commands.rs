@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use termpilot_tmux::CommandReport;
 
-use super::pane;
+use crate::address::{self, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -230,7 +230,7 @@ fn command_done(
         output_id: output.output_id.clone(),
         lost_bytes: report.lost_bytes,
         elapsed_s: report.elapsed.as_secs_f64(),
-        cursor: server.cursor(report.pane, report.cursor),
+        cursor: address::cursor_text(report.cursor),
         awaiting_input: awaiting,
         prompt: input.prompt,
         secret: input.secret,

@@ -3,9 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{Input, PaneId};
+use termpilot_tmux::{Cursor, Input, Key, PaneId};
 
-use super::pane;
+use crate::address::{self, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -27,10 +27,10 @@ pub struct SentEntry {
 }
 
 /// The result of a tool that typed into `pane`.
-pub(crate) fn sent(server: &TermpilotServer, pane: PaneId, cursor: u64) -> Outcome {
+pub(crate) fn sent(pane: PaneId, cursor: Cursor) -> Outcome {
     let entry = SentEntry {
         pane: pane.to_string(),
-        cursor: server.cursor(pane, cursor),
+        cursor: address::cursor_text(cursor),
     };
     let text = format!("sent to {}; cursor {}", entry.pane, entry.cursor);
     Done::new(&entry, text)
@@ -87,7 +87,7 @@ impl Tool for SendKeys {
         let input = checked_input(&params, "")?;
         let pane = pane(server, &params.pane).await?;
         let cursor = server.engine.send_input(pane, &input).await?;
-        sent(server, pane, cursor)
+        sent(pane, cursor)
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {
@@ -121,11 +121,11 @@ pub(crate) fn checked_input(params: &SendKeysParams, prefix: &str) -> ToolResult
 }
 
 /// Checks every key name, naming the first bad one by its index.
-fn validate_keys(keys: &[KeyName], prefix: &str) -> ToolResult<Vec<String>> {
+fn validate_keys(keys: &[KeyName], prefix: &str) -> ToolResult<Vec<Key>> {
     keys.iter()
         .enumerate()
         .map(|(i, KeyName(name))| match termpilot_keys::parse_key(name) {
-            Ok(_) => Ok(name.clone()),
+            Ok(key) => Ok(key),
             Err(e) => Err(ToolError::refused(format!(
                 "{prefix}keys[{i}]: {e}; to type text literally, use `text` instead of `keys`"
             ))),
@@ -179,7 +179,7 @@ impl Tool for PasteText {
             .engine
             .paste(pane, &params.text, params.bracketed, params.enter)
             .await?;
-        sent(server, pane, cursor)
+        sent(pane, cursor)
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {

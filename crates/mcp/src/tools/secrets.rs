@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::Input;
 
-use super::pane;
+use crate::address::{self, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, TermpilotServer};
@@ -105,7 +105,7 @@ pub(crate) async fn type_secret(
     let entry = SecretTypedEntry {
         pane: pane.to_string(),
         name: secret.name().to_owned(),
-        cursor: server.cursor(pane, cursor),
+        cursor: address::cursor_text(cursor),
     };
     let text = format!("typed secret {} into {pane}", entry.name);
     Done::new(&entry, text)

@@ -5,11 +5,9 @@ use std::time::Instant;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_tmux::{
-    ChannelOutcome, Needle, Outcome as WaitOutcome, TextWait, WaitReport, hide_wrappers,
-};
+use termpilot_tmux::{ChannelOutcome, Needle, Outcome as WaitOutcome, TextWait, WaitReport};
 
-use super::{cursor_offset, pane};
+use crate::address::{self, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
 use crate::server::{CallContext, Done, TermpilotServer};
@@ -192,7 +190,7 @@ pub(crate) async fn wait_for_text(
 ) -> Result<Done> {
     let pane = pane(server, &params.pane).await?;
     let since = match &params.since {
-        Some(cursor) => Some(cursor_offset(server, pane, cursor)?),
+        Some(cursor) => Some(address::cursor(cursor)?),
         None => None,
     };
     let spec = TextWait {
@@ -289,8 +287,7 @@ fn wait_done(
     max_tokens: Option<u32>,
 ) -> Result<Done> {
     let budget = server.budget(max_tokens, Some(TAIL_TOKENS));
-    let tail = report.tail.join("\n");
-    let tail = server.fit_text(&hide_wrappers(&tail), &budget)?;
+    let tail = server.fit_text(&report.tail.join("\n"), &budget)?;
     let found = report.found.as_ref();
     let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = WaitEntry {
@@ -301,7 +298,7 @@ fn wait_done(
         pattern_index: found.map(|f| f.index),
         on_screen: found.is_some_and(|f| f.on_screen),
         elapsed_s: report.elapsed.as_secs_f64(),
-        cursor: server.cursor(pane, report.cursor),
+        cursor: address::cursor_text(report.cursor),
         lost_bytes: report.lost_bytes,
         tail: tail.text,
         alternate_screen: report.alternate_screen,
