@@ -15,6 +15,7 @@ use termpilot_tmux::{Engine, PaneScope};
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::Approval;
+use crate::error::{ToolError, ToolResult};
 
 /// The patterns of text that needs the person's approval.
 #[derive(Debug, Clone, Default)]
@@ -55,53 +56,29 @@ pub(crate) struct Piece {
 /// The text a call of `tool` with these (schema-checked) arguments would
 /// type, piece by piece. Key names (`keys`) are not text; `enter` is a newline.
 pub(crate) fn pieces(tool: &str, arguments: &Value) -> Vec<Piece> {
-    let mut out = Vec::new();
-    match tool {
-        "send_keys_batch" => {
-            for op in array(arguments, "operations") {
-                push(&mut out, "send_keys", op);
-            }
+    crate::catalog::find(tool).map_or_else(Vec::new, |spec| (spec.typed)(arguments))
+}
+
+impl Piece {
+    /// The piece a call with these arguments types into its `pane`: `text`,
+    /// then a newline for Enter; none when that is empty.
+    pub(crate) fn of(arguments: &Value, text: &str, enter: bool) -> Vec<Piece> {
+        let text = format!("{text}{}", if enter { "\n" } else { "" });
+        if text.is_empty() {
+            return Vec::new();
         }
-        "run_batch" => {
-            for step in array(arguments, "steps") {
-                if let Some(op) = step.get("op").and_then(Value::as_str) {
-                    push(&mut out, op, step);
-                }
-            }
-        }
-        other => push(&mut out, other, arguments),
+        let pane = Piece::field(arguments, "pane").to_owned();
+        vec![Piece { pane, text }]
     }
-    out
-}
 
-fn array<'a>(value: &'a Value, field: &str) -> &'a [Value] {
-    value
-        .get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
+    /// A string argument, empty when absent.
+    pub(crate) fn field<'a>(arguments: &'a Value, name: &str) -> &'a str {
+        arguments.get(name).and_then(Value::as_str).unwrap_or("")
+    }
 
-fn push(out: &mut Vec<Piece>, tool: &str, arguments: &Value) {
-    let string = |field| arguments.get(field).and_then(Value::as_str).unwrap_or("");
-    let flag = |field| arguments.get(field).and_then(Value::as_bool);
-    let text = match tool {
-        "send_keys" => {
-            let text = string("text");
-            let enter = flag("enter").unwrap_or(!text.is_empty());
-            format!("{text}{}", if enter { "\n" } else { "" })
-        }
-        "paste_text" => {
-            let enter = flag("enter").unwrap_or(false);
-            format!("{}{}", string("text"), if enter { "\n" } else { "" })
-        }
-        "run_command" => format!("{}\n", string("command")),
-        _ => return,
-    };
-    if !text.is_empty() {
-        out.push(Piece {
-            pane: string("pane").to_owned(),
-            text,
-        });
+    /// A boolean argument.
+    pub(crate) fn flag(arguments: &Value, name: &str) -> Option<bool> {
+        arguments.get(name).and_then(Value::as_bool)
     }
 }
 
@@ -113,7 +90,7 @@ pub(crate) async fn approve(
     peer: &Peer<RoleServer>,
     cancelled: &CancellationToken,
     pieces: &[Piece],
-) -> (Result<(), String>, Approval) {
+) -> (ToolResult<()>, Approval) {
     let matched: Vec<(&Piece, &Regex)> = pieces
         .iter()
         .filter_map(|piece| confirm.first_match(&piece.text).map(|p| (piece, p)))
@@ -137,7 +114,7 @@ pub(crate) async fn approve(
             asked: false,
             answer: Some("unsupported"),
         };
-        return (Err(refusal), approval);
+        return (Err(ToolError::Refused(refusal)), approval);
     }
     let message = question(engine, &matched).await;
     let answer = tokio::select! {
@@ -149,10 +126,10 @@ pub(crate) async fn approve(
         Ok(Answer::Declined) => (Err(declined(&patterns)), "decline"),
         Ok(Answer::Cancelled) => (Err(declined(&patterns)), "cancel"),
         Err(e) => (
-            Err(format!(
+            Err(ToolError::refused(format!(
                 "the person's approval was needed (pattern {patterns}) but the question \
                  failed: {e}. Nothing was typed."
-            )),
+            ))),
             "failed",
         ),
     };
@@ -163,11 +140,11 @@ pub(crate) async fn approve(
     (result, approval)
 }
 
-fn declined(patterns: &str) -> String {
-    format!(
+fn declined(patterns: &str) -> ToolError {
+    ToolError::refused(format!(
         "the person declined: nothing was typed. The input matches {patterns} (set with \
          --confirm), which needs the person's approval."
-    )
+    ))
 }
 
 /// Whether the client declared form-mode elicitation (a bare `elicitation`

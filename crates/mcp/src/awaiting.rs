@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use termpilot_tmux::{AwaitingInput, DEFAULT_INPUT_SETTLE, hide_wrappers};
+use termpilot_tmux::{AwaitingInput, DEFAULT_INPUT_SETTLE};
 
 /// The settle time a call asked for (`input_settle_ms`), or the default.
 pub(crate) fn settle(input_settle_ms: Option<u64>) -> Duration {
@@ -24,18 +24,12 @@ impl InputFields {
             return InputFields::default();
         };
         InputFields {
-            prompt: Some(shown_prompt(input)),
+            prompt: Some(input.prompt.clone()),
             secret: Some(input.secret),
             line_mode: Some(input.line_mode),
             program: Some(input.program.clone()),
         }
     }
-}
-
-/// The prompt as a person reads it (a run_command wrapper shown as the
-/// bare command line).
-fn shown_prompt(input: &AwaitingInput) -> String {
-    hide_wrappers(&input.prompt).into_owned()
 }
 
 /// One sentence for the text rendering: what waits, and how to answer.
@@ -49,7 +43,6 @@ pub(crate) fn describe(input: &AwaitingInput) -> String {
     };
     format!(
         ": {} waits for input at {:?} ({how})",
-        input.program,
-        shown_prompt(input)
+        input.program, input.prompt
     )
 }

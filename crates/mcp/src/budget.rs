@@ -3,6 +3,7 @@
 
 use termpilot_render::{Budget, Plan};
 
+use crate::error::{ToolError, ToolResult};
 use crate::server::TermpilotServer;
 
 /// Text cut to a budget, with the facts about what was cut.
@@ -29,18 +30,18 @@ impl TermpilotServer {
     }
 
     /// Renders clean text within `budget`, keeping the full text when cut.
-    pub(crate) fn fit_text(&self, text: &str, budget: &Budget) -> Result<Fitted, String> {
+    pub(crate) fn fit_text(&self, text: &str, budget: &Budget) -> ToolResult<Fitted> {
         let text = self.redact_text(text);
         self.fit(termpilot_render::plan(&text, budget))
     }
 
-    fn fit(&self, plan: Plan<'_>) -> Result<Fitted, String> {
+    fn fit(&self, plan: Plan<'_>) -> ToolResult<Fitted> {
         let id = if plan.is_truncated() {
             let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
             Some(
                 store
                     .keep(plan.full_text())
-                    .map_err(|e| format!("cannot keep the full output: {e}"))?,
+                    .map_err(|e| ToolError::Failed(format!("cannot keep the full output: {e}")))?,
             )
         } else {
             None

@@ -1,16 +1,27 @@
-//! The tool catalog: every tool's name, title, description, annotations,
-//! toolset and schemas, in one table.
+//! The tool catalog: what a tool is ([`Tool`]), and the table of every tool
+//! termpilot has ([`SPECS`]), in the order `tools/list` publishes them.
+//!
+//! A tool's name, description, argument and result types and handler are
+//! declared together, once, in its family's module under `tools`; this table
+//! only lists the tools.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{JsonObject, Tool as PublishedTool, ToolAnnotations};
 use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
-use serde_json::{Map, Value};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
-use crate::params::*;
-use crate::results::*;
+use crate::approval::Piece;
+use crate::error::ToolResult;
+use crate::schema::{input, output};
+use crate::scope::Scope;
+use crate::server::{CallContext, Done, TermpilotServer};
+use crate::tools::{batch, capture, commands, input as typing, secrets, sessions, waits};
 use crate::toolset::{Toolset, Toolsets};
+use crate::validate::parse;
 
 /// What the server tells a client once, at initialisation: how to start, and
 /// the rules every tool shares, so that no tool description repeats them.
@@ -34,9 +45,12 @@ pub(crate) const INSTRUCTIONS: &str = "termpilot gives you real terminals in tmu
     question, `secret: true` a password prompt. Answer with send_keys, type_secret (secret \
     prompts), or ask your person; then wait_for_command picks a run_command up again.";
 
+/// How a tool call ends: its result, or an error the caller can act on.
+pub(crate) type Outcome = ToolResult<Done>;
+
 /// How a tool affects the world, for its annotations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Effect {
+pub(crate) enum Effect {
     /// Only reads.
     Reads,
     /// Changes something; repeating it changes it again.
@@ -48,492 +62,151 @@ enum Effect {
     Runs,
 }
 
-/// One tool's static description.
+/// The hint of a tool's not-found error for a session or window target, as
+/// most tools give it.
+pub(crate) const MISSING_HINT: &str = "call list_sessions or list_panes without arguments";
+
+/// One tool: everything published about it, and what it does.
+pub(crate) trait Tool {
+    /// The name clients call it by.
+    const NAME: &'static str;
+    /// A short human-readable title.
+    const TITLE: &'static str;
+    /// When to use it and when not to.
+    const DESCRIPTION: &'static str;
+    /// The toolset that publishes it.
+    const TOOLSET: Toolset;
+    /// How it affects the world.
+    const EFFECT: Effect;
+    /// The hint of its not-found error for a session or window target (see
+    /// [`Scope`]); a pane target's hint is the same for every tool.
+    const MISSING_HINT: &'static str = MISSING_HINT;
+    /// Its arguments; their doc comments and bounds make the input schema.
+    type Params: DeserializeOwned + JsonSchema + Send;
+    /// Its structured result; its doc comments make the output schema.
+    type Output: JsonSchema;
+
+    /// Runs the tool with checked arguments.
+    fn call(
+        server: &TermpilotServer,
+        params: Self::Params,
+        call: &CallContext,
+    ) -> impl Future<Output = Outcome> + Send;
+
+    /// The text a call with these (schema-checked) arguments would type,
+    /// for approvals and the audit log; most tools type nothing.
+    fn typed(_arguments: &Value) -> Vec<Piece> {
+        Vec::new()
+    }
+
+    /// Arguments the call passes on to other tools (a batch's steps), each
+    /// checked against that tool's schema.
+    fn nested(_arguments: &Value) -> Vec<Nested> {
+        Vec::new()
+    }
+
+    /// Refuses a call that the operator's scope does not allow, beyond its
+    /// targets (which are checked for every tool).
+    fn admit(_scope: &Scope, _arguments: &Value) -> ToolResult<()> {
+        Ok(())
+    }
+}
+
+/// Arguments a call hands on to another tool, such as a batch step's.
+pub(crate) struct Nested {
+    /// Where they are in the call's arguments ("steps.3.").
+    pub(crate) prefix: String,
+    /// The tool they are for, as the caller named it.
+    pub(crate) tool: String,
+    /// The arguments.
+    pub(crate) arguments: Value,
+}
+
+type Handler = for<'a> fn(
+    &'a TermpilotServer,
+    Value,
+    &'a CallContext,
+) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+
+/// One tool's entry in the table: its published description and its hooks.
 pub(crate) struct Spec {
     pub(crate) name: &'static str,
     title: &'static str,
     description: &'static str,
     pub(crate) toolset: Toolset,
     effect: Effect,
+    pub(crate) missing_hint: &'static str,
     input: fn() -> Arc<JsonObject>,
     output: fn() -> Arc<JsonObject>,
+    pub(crate) handler: Handler,
+    pub(crate) typed: fn(&Value) -> Vec<Piece>,
+    pub(crate) nested: fn(&Value) -> Vec<Nested>,
+    pub(crate) admit: fn(&Scope, &Value) -> ToolResult<()>,
 }
 
-fn input<T: JsonSchema>() -> Arc<JsonObject> {
-    schema_for::<T>(Side::Input)
-}
-
-fn output<T: JsonSchema>() -> Arc<JsonObject> {
-    schema_for::<T>(Side::Output)
-}
-
-/// Which way a schema describes data: what a tool accepts, or what it returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Side {
-    Input,
-    Output,
-}
-
-/// A type's schema in the portable subset every client reads alike: JSON Schema
-/// 2020-12 without `$schema`, `$ref` or `$defs`, without `type` arrays, with only
-/// standard `format`s, and with `properties` on every object schema.
-fn schema_for<T: JsonSchema>(side: Side) -> Arc<JsonObject> {
-    let mut settings = match side {
-        Side::Input => SchemaSettings::draft2020_12(),
-        Side::Output => SchemaSettings::draft2020_12().for_serialize(),
-    };
-    settings.inline_subschemas = true;
-    settings.meta_schema = None;
-    let schema = settings.into_generator().into_root_schema_for::<T>();
-    let mut value = serde_json::to_value(schema).expect("a schema serialises");
-    let Value::Object(root) = &mut value else {
-        panic!(
-            "the schema of {} is not an object",
-            std::any::type_name::<T>()
-        );
-    };
-    // The tool's description says what the arguments and the result are for.
-    root.remove("title");
-    root.remove("description");
-    portable(&mut value, side);
-    let Value::Object(root) = value else {
-        unreachable!("still an object")
-    };
-    Arc::new(root)
-}
-
-/// The `format` values JSON Schema 2020-12 defines; schemars adds others
-/// (`uint32`, `int64`, ...) that validators warn about.
-const STANDARD_FORMATS: &[&str] = &[
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
-
-/// Rewrites a schema and its subschemas into the portable subset.
-///
-/// A nullable type (`["integer", "null"]`, or `anyOf` with a `null` branch)
-/// becomes, in an input, the plain type: an optional argument is one that is
-/// not required, never one that may be null. In an output, where absent
-/// values are written as null, it becomes `anyOf: [{type: X}, {type: null}]`.
-fn portable(schema: &mut Value, side: Side) {
-    let Value::Object(object) = schema else {
-        return;
-    };
-    for key in ["properties", "$defs"] {
-        if let Some(Value::Object(children)) = object.get_mut(key) {
-            children
-                .values_mut()
-                .for_each(|child| portable(child, side));
-        }
-    }
-    for key in ["items", "additionalProperties", "not"] {
-        if let Some(child) = object.get_mut(key) {
-            portable(child, side);
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-        if let Some(Value::Array(children)) = object.get_mut(key) {
-            children.iter_mut().for_each(|child| portable(child, side));
-        }
-    }
-    drop_null_branch(object, side);
-    split_type_array(object, side);
-    consts_to_enum(object);
-    if side == Side::Input {
-        terse_parts(object);
-    }
-    if let Some(Value::String(format)) = object.get("format")
-        && !STANDARD_FORMATS.contains(&format.as_str())
-    {
-        if format.starts_with('u') && !object.contains_key("minimum") {
-            object.insert("minimum".into(), 0.into());
-        }
-        object.remove("format");
-    }
-    if object.get("type") == Some(&Value::from("object")) && !object.contains_key("properties") {
-        object.insert("properties".into(), Value::Object(Map::new()));
+/// The table entry of tool `T`.
+const fn spec<T: Tool>() -> Spec {
+    Spec {
+        name: T::NAME,
+        title: T::TITLE,
+        description: T::DESCRIPTION,
+        toolset: T::TOOLSET,
+        effect: T::EFFECT,
+        missing_hint: T::MISSING_HINT,
+        input: input::<T::Params>,
+        output: output::<T::Output>,
+        handler: handle::<T>,
+        typed: T::typed,
+        nested: T::nested,
+        admit: T::admit,
     }
 }
 
-/// Turns a `oneOf` of string constants (what schemars makes of an enum whose
-/// variants have doc comments) into a plain `enum`.
-fn consts_to_enum(object: &mut JsonObject) {
-    let Some(Value::Array(branches)) = object.get("oneOf") else {
-        return;
-    };
-    let plain = |branch: &Value| {
-        branch.get("const").is_some_and(Value::is_string)
-            && branch.as_object().is_some_and(|b| {
-                b.keys()
-                    .all(|k| matches!(k.as_str(), "const" | "type" | "description"))
-            })
-    };
-    if !branches.iter().all(plain) {
-        return;
-    }
-    let values: Vec<Value> = branches.iter().map(|b| b["const"].clone()).collect();
-    object.remove("oneOf");
-    object.insert("type".into(), "string".into());
-    object.insert("enum".into(), Value::Array(values));
+/// Parses the arguments into `T`'s parameters and runs `T`.
+fn handle<'a, T: Tool>(
+    server: &'a TermpilotServer,
+    arguments: Value,
+    call: &'a CallContext,
+) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
+    Box::pin(async move {
+        let params: T::Params = parse(T::NAME, arguments)?;
+        T::call(server, params, call).await
+    })
 }
 
-/// Drops, from an input schema, the descriptions of the parts of an argument
-/// (an array's items, the branches of an `anyOf`): the argument's own
-/// description covers them, and an agent reads every word of the tool list.
-/// Batch steps are the arguments of single tools, described there.
-fn terse_parts(object: &mut JsonObject) {
-    if let Some(items) = object.get_mut("items") {
-        drop_descriptions(items);
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(branches)) = object.get_mut(key) {
-            branches.iter_mut().for_each(drop_descriptions);
-        }
-    }
-}
-
-/// Removes every `description` in a schema and its subschemas.
-fn drop_descriptions(schema: &mut Value) {
-    match schema {
-        Value::Object(object) => {
-            if object.get("description").is_some_and(Value::is_string) {
-                object.remove("description");
-            }
-            object.values_mut().for_each(drop_descriptions);
-        }
-        Value::Array(list) => list.iter_mut().for_each(drop_descriptions),
-        _ => {}
-    }
-}
-
-fn is_null_type(schema: &Value) -> bool {
-    schema.get("type") == Some(&Value::from("null"))
-}
-
-/// In an input, removes the `null` branch of an `anyOf`/`oneOf`, and merges a
-/// lone remaining branch into the schema.
-fn drop_null_branch(object: &mut JsonObject, side: Side) {
-    if side != Side::Input {
-        return;
-    }
-    for key in ["anyOf", "oneOf"] {
-        let Some(Value::Array(branches)) = object.get_mut(key) else {
-            continue;
-        };
-        branches.retain(|branch| !is_null_type(branch));
-        if branches.len() == 1 {
-            let Some(Value::Object(only)) = branches.pop() else {
-                continue;
-            };
-            object.remove(key);
-            for (name, value) in only {
-                // The outer schema's own words (its description) win.
-                object.entry(name).or_insert(value);
-            }
-        }
-    }
-}
-
-/// Replaces `type: [X, "null"]` as the module says.
-fn split_type_array(object: &mut JsonObject, side: Side) {
-    let Some(Value::Array(types)) = object.get("type") else {
-        return;
-    };
-    let real: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
-    let nullable = real.len() < types.len();
-    let [only] = real.as_slice() else {
-        panic!("a schema accepts several types: {types:?}; use anyOf");
-    };
-    let only = only.clone();
-    if side == Side::Input || !nullable {
-        object.insert("type".into(), only);
-        return;
-    }
-    // The words about the value stay outside; what constrains it moves into
-    // the non-null branch.
-    let mut branch = Map::new();
-    branch.insert("type".into(), only);
-    let keys: Vec<String> = object.keys().cloned().collect();
-    for key in keys {
-        if !matches!(key.as_str(), "type" | "description" | "title" | "default") {
-            let value = object.remove(&key).expect("listed");
-            branch.insert(key, value);
-        }
-    }
-    object.remove("type");
-    let mut branch = Value::Object(branch);
-    portable(&mut branch, side);
-    let null = serde_json::json!({"type": "null"});
-    object.insert("anyOf".into(), Value::Array(vec![branch, null]));
-}
-
-/// Every tool termpilot has, enabled or not.
+/// Every tool termpilot has, enabled or not, in the order they are published.
 pub(crate) const SPECS: &[Spec] = &[
-    Spec {
-        name: "list_sessions",
-        title: "List tmux sessions",
-        description: "List tmux sessions with their window count and attached clients.",
-        toolset: Toolset::ReadOnly,
-        effect: Effect::Reads,
-        input: input::<NoParams>,
-        output: output::<SessionList>,
-    },
-    Spec {
-        name: "list_panes",
-        title: "List panes",
-        description: "List panes (all, or one session's or window's) with id, size, cwd, foreground \
-            program, and whether a full-screen program or copy mode is active.",
-        toolset: Toolset::ReadOnly,
-        effect: Effect::Reads,
-        input: input::<ListPanesParams>,
-        output: output::<PaneList>,
-    },
-    Spec {
-        name: "capture_pane",
-        title: "Read a pane's screen",
-        description: "Return a pane's screen, or with `scrollback` its history too. To follow output \
-            after input, use capture_since or a wait with the cursor instead.",
-        toolset: Toolset::ReadOnly,
-        effect: Effect::Reads,
-        input: input::<CapturePaneParams>,
-        output: output::<CaptureEntry>,
-    },
-    Spec {
-        name: "capture_since",
-        title: "Read new output",
-        description: "Return only what a pane printed after `cursor`, control sequences removed, \
-            with the next cursor; says how much was lost if the journal dropped old output.",
-        toolset: Toolset::ReadOnly,
-        effect: Effect::Reads,
-        input: input::<CaptureSinceParams>,
-        output: output::<SinceEntry>,
-    },
-    Spec {
-        name: "read_output",
-        title: "Page through kept output",
-        description: "Page through the full text of a cut result. `offset` skips lines \
-            (negative: from the end); `grep` returns only matching lines, numbered.",
-        toolset: Toolset::ReadOnly,
-        effect: Effect::Reads,
-        input: input::<ReadOutputParams>,
-        output: output::<PageEntry>,
-    },
-    Spec {
-        name: "wait_for_text",
-        title: "Wait for text in a pane",
-        description: "Wait until a pane prints a text or regex. Every byte after `since` is \
-            scanned, so output that scrolled past is not missed; the echo of what termpilot \
-            typed does not count. For shell commands, run_command is simpler.",
-        toolset: Toolset::ReadOnly,
-        effect: Effect::Reads,
-        input: input::<WaitForTextParams>,
-        output: output::<WaitEntry>,
-    },
-    Spec {
-        name: "wait_for_idle",
-        title: "Wait for a pane to go quiet",
-        description: "Wait until a pane prints nothing for `quiet_ms`, when you cannot know what \
-            it prints last (an installer, a redrawing REPL); else prefer wait_for_text.",
-        toolset: Toolset::ReadOnly,
-        effect: Effect::Reads,
-        input: input::<WaitForIdleParams>,
-        output: output::<WaitEntry>,
-    },
-    Spec {
-        name: "wait_for_channel",
-        title: "Wait for a tmux channel",
-        description: "Wait until a tmux wait-for channel is signalled, e.g. by `make; tmux \
-            wait-for -S built` typed in a pane. Tells a signal from the tmux server exiting.",
-        toolset: Toolset::ReadOnly,
-        effect: Effect::Reads,
-        input: input::<WaitForChannelParams>,
-        output: output::<ChannelEntry>,
-    },
-    Spec {
-        name: "signal_channel",
-        title: "Signal a tmux channel",
-        description: "Signal a tmux wait-for channel, waking its waiters (a script in a pane, or \
-            wait_for_channel); with none, the next waiter wakes at once.",
-        toolset: Toolset::Input,
-        effect: Effect::Writes,
-        input: input::<SignalChannelParams>,
-        output: output::<ChannelEntry>,
-    },
-    Spec {
-        name: "run_command",
-        title: "Run a shell command",
-        description: "Run a command line in a pane's shell (cd and export persist); return its exit \
-            code and its own output (no prompt, no echo). Needs a shell at its prompt; for a \
-            REPL or full-screen program use send_keys. On timeout it keeps running: pass the \
-            result's command_id to wait_for_command. It ends only once the shell has the \
-            terminal back (a program cannot fake it); an output larger than the journal keeps \
-            head and tail (lost_bytes). Captures show the line as typed, without termpilot's \
-            markers.",
-        toolset: Toolset::Input,
-        effect: Effect::Runs,
-        input: input::<RunCommandParams>,
-        output: output::<CommandEntry>,
-    },
-    Spec {
-        name: "wait_for_command",
-        title: "Wait for a running command",
-        description: "Keep waiting for a command run_command left running (after a timeout or \
-            awaiting_input); return its exit code and output. One interrupted with C-c returns \
-            as interrupted once its shell is idle at its prompt again.",
-        toolset: Toolset::ReadOnly,
-        effect: Effect::Reads,
-        input: input::<WaitForCommandParams>,
-        output: output::<CommandEntry>,
-    },
-    Spec {
-        name: "send_keys",
-        title: "Type into a pane",
-        description: "Type literal `text` exactly as given (quotes, ;, $, tabs, Unicode unchanged), \
-            then press the tmux `keys` named (\"C-c\", \"Up\", \"M-x\", \"F5\"), then Enter \
-            (by default when text is given). For multi-line or long text use paste_text.",
-        toolset: Toolset::Input,
-        effect: Effect::Runs,
-        input: input::<SendKeysParams>,
-        output: output::<SentEntry>,
-    },
-    Spec {
-        name: "type_secret",
-        title: "Type a configured secret",
-        description: "Type a secret the person configured (termpilot serve --secret NAME=...) \
-            into a pane whose program waits for it with echo off (a wait or run_command ended \
-            with outcome awaiting_input and secret: true), then Enter. You never see the value, \
-            and results show [secret NAME] wherever a program prints it. Refused when the pane \
-            is not at a hidden prompt or the name is unknown (the error lists the names).",
-        toolset: Toolset::Input,
-        effect: Effect::Writes,
-        input: input::<crate::secrets::TypeSecretParams>,
-        output: output::<crate::secrets::SecretTypedEntry>,
-    },
-    Spec {
-        name: "paste_text",
-        title: "Paste text into a pane",
-        description: "Paste text as a terminal paste (bracketed when the program asked for it), \
-            newlines included, nothing interpreted: for scripts and file contents. A shell \
-            taking bracketed pastes runs nothing until Enter: set enter to run it. A bracketed \
-            paste refuses text containing ESC[200~ or ESC[201~ (it would end the paste early).",
-        toolset: Toolset::Input,
-        effect: Effect::Runs,
-        input: input::<PasteTextParams>,
-        output: output::<SentEntry>,
-    },
-    Spec {
-        name: "send_keys_batch",
-        title: "Type into panes, many at once",
-        description: "Run up to 100 send_keys operations (any panes, in order) as one \
-            pipelined tmux chain: far faster than separate calls when you know all the input. \
-            Key names and sizes are checked before anything is sent; a missing pane fails its \
-            own operation. on_error stop: nothing is sent after a failure; continue: every \
-            operation runs and reports.",
-        toolset: Toolset::Input,
-        effect: Effect::Runs,
-        input: input::<SendKeysBatchParams>,
-        output: output::<BatchEntry>,
-    },
-    Spec {
-        name: "run_batch",
-        title: "Run a pipeline of steps",
-        description: "Run up to 100 steps in one call, each {\"op\": tool, ...its arguments} for \
-            send_keys, paste_text, wait_for_text, wait_for_idle, capture_pane, capture_since or \
-            run_command; each result has that tool's shape. A step's since/cursor may be \
-            \"$prev\" (the latest earlier cursor) or \"$N\" (step N's, from 0). For sequences \
-            known in advance. on_error as in send_keys_batch.",
-        toolset: Toolset::Input,
-        effect: Effect::Runs,
-        input: input::<RunBatchParams>,
-        output: output::<RunBatchEntry>,
-    },
-    Spec {
-        name: "create_session",
-        title: "Create a session",
-        description: "Create a detached tmux session running a shell or `command` (it can do \
-            anything a shell can); return its first pane's id. The name is kept exactly or \
-            refused. To add a terminal beside others, use create_window or split_pane.",
-        toolset: Toolset::Lifecycle,
-        effect: Effect::Runs,
-        input: input::<CreateSessionParams>,
-        output: output::<CreatedEntry>,
-    },
-    Spec {
-        name: "create_window",
-        title: "Create a window",
-        description: "Add a window (a separate full-size terminal) to a session without \
-            switching to it, running a shell or `command` (run as given); return its pane id.",
-        toolset: Toolset::Lifecycle,
-        effect: Effect::Runs,
-        input: input::<CreateWindowParams>,
-        output: output::<CreatedEntry>,
-    },
-    Spec {
-        name: "split_pane",
-        title: "Split a pane",
-        description: "Split a pane; the new one goes right, left, below or above, and the old one \
-            shrinks (its program sees a resize). `command` runs as given. Return the new pane's id.",
-        toolset: Toolset::Lifecycle,
-        effect: Effect::Runs,
-        input: input::<SplitPaneParams>,
-        output: output::<CreatedEntry>,
-    },
-    Spec {
-        name: "kill_session",
-        title: "Kill a session",
-        description: "Kill a session and every program in it. Irreversible. Refused for the \
-            session termpilot itself runs in. To stop one program, send C-c with send_keys \
-            instead.",
-        toolset: Toolset::Destructive,
-        effect: Effect::Destroys,
-        input: input::<KillSessionParams>,
-        output: output::<KilledEntry>,
-    },
-    Spec {
-        name: "kill_window",
-        title: "Kill a window",
-        description: "Kill a window and every program in its panes. Irreversible. Refused for \
-            the window termpilot itself runs in.",
-        toolset: Toolset::Destructive,
-        effect: Effect::Destroys,
-        input: input::<KillWindowParams>,
-        output: output::<KilledEntry>,
-    },
-    Spec {
-        name: "kill_pane",
-        title: "Kill a pane",
-        description: "Kill one pane and the program in it (the window closes with its last \
-            pane). Irreversible. Refused for the pane termpilot itself runs in.",
-        toolset: Toolset::Destructive,
-        effect: Effect::Destroys,
-        input: input::<KillPaneParams>,
-        output: output::<KilledEntry>,
-    },
+    spec::<sessions::ListSessions>(),
+    spec::<sessions::ListPanes>(),
+    spec::<capture::CapturePane>(),
+    spec::<capture::CaptureSince>(),
+    spec::<capture::ReadOutput>(),
+    spec::<waits::WaitForText>(),
+    spec::<waits::WaitForIdle>(),
+    spec::<waits::WaitForChannel>(),
+    spec::<waits::SignalChannel>(),
+    spec::<commands::RunCommand>(),
+    spec::<commands::WaitForCommand>(),
+    spec::<typing::SendKeys>(),
+    spec::<secrets::TypeSecret>(),
+    spec::<typing::PasteText>(),
+    spec::<batch::SendKeysBatch>(),
+    spec::<batch::RunBatch>(),
+    spec::<sessions::CreateSession>(),
+    spec::<sessions::CreateWindow>(),
+    spec::<sessions::SplitPane>(),
+    spec::<sessions::KillSession>(),
+    spec::<sessions::KillWindow>(),
+    spec::<sessions::KillPane>(),
 ];
 
 /// Every tool as published, built once.
-static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| SPECS.iter().map(Spec::build).collect());
+static TOOLS: LazyLock<Vec<PublishedTool>> =
+    LazyLock::new(|| SPECS.iter().map(Spec::build).collect());
 
 impl Spec {
     /// The tool as published in `tools/list`.
-    pub(crate) fn tool(&self) -> Tool {
+    pub(crate) fn tool(&self) -> PublishedTool {
         TOOLS
             .iter()
             .find(|tool| tool.name == self.name)
@@ -541,13 +214,13 @@ impl Spec {
             .clone()
     }
 
-    fn build(&self) -> Tool {
+    fn build(&self) -> PublishedTool {
         let annotations = ToolAnnotations::with_title(self.title)
             .read_only(self.effect == Effect::Reads)
             .destructive(matches!(self.effect, Effect::Destroys | Effect::Runs))
             .idempotent(self.effect == Effect::Reads)
             .open_world(self.effect == Effect::Runs);
-        Tool::new(self.name, self.description, (self.input)())
+        PublishedTool::new(self.name, self.description, (self.input)())
             .with_title(self.title)
             .with_raw_output_schema((self.output)())
             .with_annotations(annotations)

@@ -3,11 +3,13 @@
 //!
 //! Layout:
 //! - [`toolset`]: groups of tools an operator enables.
-//! - `catalog`: every tool's name, description, annotations and schemas.
-//! - [`params`] and [`results`]: argument and result types (their doc
-//!   comments become the published schemas).
+//! - `catalog`: what a tool is (name, description, annotations, argument and
+//!   result types, handler) and the table of every tool.
+//! - `tools`: the tools, one module per family (sessions, input, capture,
+//!   waits, commands, batch, secrets); each tool declared once, its types'
+//!   doc comments becoming its published schemas.
+//! - `schema`: those schemas in the portable subset of JSON Schema.
 //! - `validate`: arguments checked against the published schemas.
-//! - `handlers`: one function per tool.
 //! - [`server`]: the rmcp `ServerHandler`.
 //! - `jsonrpc`: every incoming message checked, malformed ones answered.
 //! - `stdio`: serving over stdin/stdout, one message per line.
@@ -26,26 +28,25 @@
 //! ```
 #![deny(missing_docs)]
 
+mod address;
 mod approval;
 mod audit;
 mod awaiting;
-mod batches;
 mod budget;
 mod catalog;
-mod handlers;
+mod error;
 pub mod http;
 mod jsonrpc;
 pub mod oversight;
-pub mod params;
 mod progress;
-pub mod results;
+mod schema;
 pub mod scope;
 pub mod secrets;
 pub mod server;
 mod stdio;
+mod tools;
 pub mod toolset;
 mod validate;
-mod waits;
 
 pub use approval::Confirm;
 pub use audit::{AuditError, AuditLog};

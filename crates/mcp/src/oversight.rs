@@ -12,6 +12,8 @@ use serde_json::Value;
 
 use crate::approval::{self, Confirm};
 use crate::audit::{self, Approval, AuditLog, Record, Typed};
+use crate::catalog::Spec;
+use crate::error::ToolResult;
 use crate::scope::Scope;
 use crate::server::{CallContext, TermpilotServer};
 
@@ -58,16 +60,14 @@ fn targets(arguments: &Value, with_items: bool) -> Vec<(&'static str, String)> {
 /// text that needs approval. `Err` refuses the call.
 pub(crate) async fn admit(
     server: &TermpilotServer,
-    tool: &str,
+    spec: &Spec,
     arguments: &Value,
     call: &CallContext,
-) -> Result<(), String> {
+) -> ToolResult<()> {
     let oversight = &server.oversight;
+    let tool = spec.name;
     if !oversight.scope.is_open() {
-        if tool == "create_session" {
-            let name = arguments.get("name").and_then(Value::as_str);
-            oversight.scope.check_new_session(name)?;
-        }
+        (spec.admit)(&oversight.scope, arguments)?;
         // A batch's own operations are checked as they resolve their panes
         // (a pane outside fails its operation, as a missing one does).
         for (kind, target) in targets(arguments, false) {

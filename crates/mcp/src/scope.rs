@@ -7,6 +7,8 @@
 use termpilot_control::{PaneTarget, SessionTarget, WindowTarget};
 use termpilot_tmux::{Engine, Error, PaneId, PaneScope};
 
+use crate::error::{ToolError, ToolResult};
+
 /// What the engine tells a caller whose target names a session that does
 /// not exist.
 const SESSION_HINT: &str = "call list_sessions to see the sessions";
@@ -47,12 +49,12 @@ impl Scope {
         tool: &str,
         kind: &str,
         target: &str,
-    ) -> Result<(), String> {
+    ) -> ToolResult<()> {
         if self.is_open() {
             return Ok(());
         }
         if let Some(error) = self.hidden_name(kind, target) {
-            return Err(error.to_string());
+            return Err(error.into());
         }
         let panes = match kind {
             "pane" => match engine.resolve_pane(target).await {
@@ -79,7 +81,7 @@ impl Scope {
         if panes.iter().all(|p| self.allows(&p.session_name)) {
             return Ok(());
         }
-        Err(not_found(tool, kind, target))
+        Err(not_found(tool, kind, target).into())
     }
 
     /// Resolves a pane target as the engine does, except that a pane outside
@@ -135,44 +137,40 @@ impl Scope {
     }
 
     /// Refuses to create a session whose name is outside the scope.
-    pub(crate) fn check_new_session(&self, name: Option<&str>) -> Result<(), String> {
+    pub(crate) fn check_new_session(&self, name: Option<&str>) -> ToolResult<()> {
         match name {
             _ if self.is_open() => Ok(()),
             Some(name) if self.allows(name) => Ok(()),
-            Some(name) => Err(format!(
+            Some(name) => Err(ToolError::refused(format!(
                 "session name {name:?} is outside the sessions this server may touch ({})",
                 self.globs.join(", ")
-            )),
-            None => Err(format!(
+            ))),
+            None => Err(ToolError::refused(format!(
                 "give the session a `name` matching {}: this server may only touch those sessions",
                 self.globs.join(", ")
-            )),
+            ))),
         }
     }
 }
 
 /// The engine's own error, as `tool` reports it, for a target that names
 /// nothing.
-fn not_found(tool: &str, kind: &str, target: &str) -> String {
+fn not_found(tool: &str, kind: &str, target: &str) -> Error {
     let kind = match kind {
         "pane" => "pane",
         "window" => "window",
         _ => "session",
     };
-    let hint = match (tool, kind) {
-        (_, "pane") => PANE_HINT,
-        ("create_window", _) => "call list_sessions to see the sessions",
-        ("kill_session" | "kill_window", _) => {
-            "call list_sessions or list_panes to see what exists"
-        }
-        _ => "call list_sessions or list_panes without arguments",
+    let hint = match crate::catalog::find(tool) {
+        _ if kind == "pane" => PANE_HINT,
+        Some(spec) => spec.missing_hint,
+        None => crate::catalog::MISSING_HINT,
     };
     Error::NotFound {
         kind,
         target: target.to_owned(),
         hint,
     }
-    .to_string()
 }
 
 /// Shell-style matching of a whole name: `*` any run of characters, `?` one
@@ -280,7 +278,7 @@ mod tests {
     #[test]
     fn out_of_scope_reads_as_not_found() {
         assert_eq!(
-            not_found("capture_pane", "pane", "%4"),
+            not_found("capture_pane", "pane", "%4").to_string(),
             "pane %4 not found; call list_panes to see the panes"
         );
     }

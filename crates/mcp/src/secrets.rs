@@ -7,12 +7,9 @@
 
 use std::path::PathBuf;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::Input;
 
-use crate::handlers::{engine_error, pane};
+use crate::error::ToolResult;
 use crate::server::{Done, TermpilotServer};
 
 /// Where a secret's value comes from (never the value itself).
@@ -73,7 +70,7 @@ impl Secret {
     }
 
     /// Reads the value now; the error never contains it.
-    fn value(&self) -> Result<String, String> {
+    pub(crate) fn value(&self) -> Result<String, String> {
         let value = match &self.source {
             Source::Env(var) => std::env::var(var).map_err(|_| {
                 format!(
@@ -112,11 +109,13 @@ impl Secrets {
         Ok(Secrets(secrets))
     }
 
-    fn get(&self, name: &str) -> Option<&Secret> {
+    /// The secret of this name.
+    pub(crate) fn get(&self, name: &str) -> Option<&Secret> {
         self.0.iter().find(|s| s.name == name)
     }
 
-    fn names(&self) -> String {
+    /// The configured names, for an error message.
+    pub(crate) fn names(&self) -> String {
         match self.0.is_empty() {
             true => "none are configured (the person starts termpilot with --secret NAME=env:VAR)"
                 .into(),
@@ -169,7 +168,8 @@ impl TermpilotServer {
 
     /// A tool's outcome with every configured secret's value replaced by
     /// its name, in the text, the structured content and error messages.
-    pub(crate) fn redact_outcome(&self, outcome: Result<Done, String>) -> Result<Done, String> {
+    pub(crate) fn redact_outcome(&self, outcome: ToolResult<Done>) -> Result<Done, String> {
+        let outcome = outcome.map_err(|error| error.to_string());
         if self.options.secrets.0.is_empty() {
             return outcome;
         }
@@ -183,92 +183,6 @@ impl TermpilotServer {
             Err(message) => Err(redact(&message, &pairs)),
         }
     }
-}
-
-/// Arguments of `type_secret`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TypeSecretParams {
-    /// Pane whose program asks for the secret: a pane id such as "%3" or a target.
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// The secret's name, as the person configured it (--secret NAME=...).
-    #[schemars(length(min = 1, max = 64))]
-    pub name: String,
-    /// Press Enter after the secret. Default true.
-    #[serde(default = "yes")]
-    pub enter: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// Result of `type_secret`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SecretTypedEntry {
-    /// The pane id the secret went to.
-    pub pane: String,
-    /// The secret's name (its value is never returned).
-    pub name: String,
-    /// Position in the pane's output from just before the secret was typed: give it as
-    /// `since` to a wait to see what the program answered.
-    pub cursor: String,
-}
-
-/// Types a configured secret into a pane whose program waits for it with
-/// echo off; refuses anything else.
-pub(crate) async fn type_secret(
-    server: &TermpilotServer,
-    params: TypeSecretParams,
-) -> Result<Done, String> {
-    let secrets = &server.options.secrets;
-    let Some(secret) = secrets.get(&params.name) else {
-        return Err(format!(
-            "no secret named {:?}; {}",
-            params.name,
-            secrets.names()
-        ));
-    };
-    let pane = pane(server, &params.pane).await?;
-    let awaiting = server
-        .engine
-        .awaiting_input(pane)
-        .await
-        .map_err(engine_error)?;
-    match awaiting {
-        None => {
-            return Err(format!(
-                "{pane} is not waiting for input; wait for its password prompt (wait_for_text \
-                 or run_command end with outcome awaiting_input and secret: true)"
-            ));
-        }
-        Some(input) if !input.secret => {
-            return Err(format!(
-                "{pane}: the terminal would echo it; wait for a password prompt ({} waits at \
-                 {:?} with echo on)",
-                input.program, input.prompt
-            ));
-        }
-        Some(_) => {}
-    }
-    let input = Input {
-        text: Some(secret.value()?),
-        keys: Vec::new(),
-        enter: params.enter,
-    };
-    let cursor = server
-        .engine
-        .send_input(pane, &input)
-        .await
-        .map_err(engine_error)?;
-    let entry = SecretTypedEntry {
-        pane: pane.to_string(),
-        name: secret.name.clone(),
-        cursor: server.cursor(pane, cursor),
-    };
-    let text = format!("typed secret {} into {pane}", entry.name);
-    Done::new(&entry, text)
 }
 
 #[cfg(test)]

@@ -15,13 +15,12 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
-use termpilot_journal::Cursor;
 use termpilot_render::OutputStore;
-use termpilot_tmux::{Engine, PaneId};
+use termpilot_tmux::Engine;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Spec};
-use crate::handlers;
+use crate::error::{ToolError, ToolResult};
 use crate::oversight::{self, Oversight};
 use crate::progress::{Gate, Step};
 use crate::toolset::Toolsets;
@@ -117,16 +116,6 @@ impl TermpilotServer {
             .collect()
     }
 
-    /// A cursor string for a position in a pane's journal.
-    pub(crate) fn cursor(&self, pane: PaneId, offset: u64) -> String {
-        Cursor {
-            epoch: self.engine.epoch(),
-            pane: pane.0,
-            offset,
-        }
-        .to_string()
-    }
-
     /// Checks that `name` is a tool this server publishes: anything else is
     /// a protocol error (invalid params), not a tool result.
     fn published(&self, name: &str) -> Result<(), McpError> {
@@ -151,11 +140,15 @@ impl TermpilotServer {
 
     /// Runs a published tool: invalid arguments and failures are tool
     /// errors (`isError` results), which the model can read and act on.
-    async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> Result<Done, String> {
+    async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> ToolResult<Done> {
         let arguments = crate::validate::nulls_as_absent(arguments);
-        self.validators.check(name, &arguments)?;
-        oversight::admit(self, name, &arguments, call).await?;
-        handlers::dispatch(self, name, arguments, call).await
+        self.validators
+            .check(name, &arguments)
+            .map_err(ToolError::Refused)?;
+        let spec = catalog::find(name)
+            .ok_or_else(|| ToolError::Refused(format!("unknown tool: {name}")))?;
+        oversight::admit(self, spec, &arguments, call).await?;
+        (spec.handler)(self, arguments, call).await
     }
 }
 
@@ -166,9 +159,9 @@ pub(crate) struct Done {
 }
 
 impl Done {
-    pub(crate) fn new<T: Serialize>(value: &T, text: String) -> Result<Done, String> {
-        let structured =
-            serde_json::to_value(value).map_err(|e| format!("cannot encode the result: {e}"))?;
+    pub(crate) fn new<T: Serialize>(value: &T, text: String) -> ToolResult<Done> {
+        let structured = serde_json::to_value(value)
+            .map_err(|e| ToolError::Failed(format!("cannot encode the result: {e}")))?;
         Ok(Done { structured, text })
     }
 }
@@ -254,7 +247,7 @@ impl CallContext {
         what: &str,
         total: Duration,
         work: F,
-    ) -> Result<F::Output, String> {
+    ) -> ToolResult<F::Output> {
         tokio::pin!(work);
         let started = tokio::time::Instant::now();
         let mut ticker =
@@ -268,7 +261,7 @@ impl CallContext {
                     }
                     return Ok(output);
                 }
-                () = self.cancelled.cancelled() => return Err(format!("{what}: cancelled by the client")),
+                () = self.cancelled.cancelled() => return Err(ToolError::Cancelled { what: what.to_owned() }),
                 _ = ticker.tick(), if self.token.is_some() => {
                     self.progress(what, started, total).await;
                     reported = true;
@@ -339,7 +332,7 @@ impl CallContext {
         total: usize,
         mut done: tokio::sync::watch::Receiver<usize>,
         work: F,
-    ) -> Result<F::Output, String> {
+    ) -> ToolResult<F::Output> {
         tokio::pin!(work);
         loop {
             tokio::select! {

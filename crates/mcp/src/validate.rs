@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::catalog::SPECS;
-use crate::params::BatchStep;
+use crate::catalog::{self, SPECS};
+use crate::error::{ToolError, ToolResult};
 
 /// One compiled validator per tool.
 pub(crate) struct Validators {
@@ -36,8 +36,10 @@ impl Validators {
     /// offending field.
     pub(crate) fn check(&self, tool: &str, arguments: &Value) -> Result<(), String> {
         let mut problems = self.problems(tool, arguments, "");
-        if tool == "run_batch" {
-            problems.extend(self.step_problems(arguments));
+        if let Some(spec) = catalog::find(tool) {
+            for nested in (spec.nested)(arguments) {
+                problems.extend(self.problems(&nested.tool, &nested.arguments, &nested.prefix));
+            }
         }
         problems.truncate(5);
         if problems.is_empty() {
@@ -72,29 +74,6 @@ impl Validators {
                 }
             })
             .collect()
-    }
-
-    /// Each `run_batch` step checked against the schema of the tool its `op`
-    /// names (the batch's own schema names the tools, not their arguments).
-    fn step_problems(&self, arguments: &Value) -> Vec<String> {
-        let Some(Value::Array(steps)) = arguments.get("steps") else {
-            return Vec::new();
-        };
-        let mut problems = Vec::new();
-        for (index, step) in steps.iter().enumerate() {
-            let op = step.get("op").and_then(Value::as_str);
-            let (Some(op), Value::Object(fields)) = (op, step) else {
-                continue;
-            };
-            if !BatchStep::OPS.contains(&op) {
-                continue;
-            }
-            let mut fields = fields.clone();
-            fields.remove("op");
-            let prefix = format!("steps.{index}.");
-            problems.extend(self.problems(op, &Value::Object(fields), &prefix));
-        }
-        problems
     }
 }
 
@@ -134,8 +113,9 @@ pub(crate) fn nulls_as_absent(value: Value) -> Value {
     }
 }
 
-pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, String> {
-    serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for {tool}: {e}"))
+pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> ToolResult<T> {
+    serde_json::from_value(arguments)
+        .map_err(|e| ToolError::Refused(format!("invalid arguments for {tool}: {e}")))
 }
 
 #[cfg(test)]
@@ -189,7 +169,7 @@ mod tests {
     #[test]
     fn oversized_text_is_refused() {
         let validators = Validators::new();
-        let text = "x".repeat(crate::params::MAX_TEXT + 1);
+        let text = "x".repeat(crate::tools::input::MAX_TEXT + 1);
         let err = validators
             .check("send_keys", &json!({"pane": "%1", "text": text}))
             .unwrap_err();
@@ -200,7 +180,7 @@ mod tests {
             err.len()
         );
         assert!(err.contains("65536"), "the message keeps the limit: {err}");
-        let fits = "é".repeat(crate::params::MAX_TEXT);
+        let fits = "é".repeat(crate::tools::input::MAX_TEXT);
         validators
             .check("send_keys", &json!({"pane": "%1", "text": fits}))
             .expect("the bound counts characters, as JSON Schema does");

@@ -26,6 +26,7 @@ use termpilot_control::{Command, PaneId};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{Answer, ClientHandle, Group};
+use crate::cursor::Cursor;
 use crate::engine::{Engine, call, not_found_pane};
 use crate::error::{Error, Result};
 use crate::ops::{Input, input_commands, paste_commands};
@@ -59,10 +60,10 @@ pub struct BatchOp {
 /// How one operation went.
 #[derive(Debug, Clone)]
 pub enum OpStatus {
-    /// Sent; the cursor is the pane's journal position before the input.
+    /// Sent.
     Done {
-        /// Journal offset before the input.
-        cursor: u64,
+        /// The pane's position before the input.
+        cursor: Cursor,
     },
     /// tmux refused it (or the connection failed).
     Failed(Error),
@@ -282,16 +283,16 @@ impl Engine {
             let mine: Vec<Option<Result<Answer>>> =
                 op.commands.iter().map(|_| answers.next()).collect();
             let report = &mut reports[index];
-            report.status = op_status(op, &mine);
+            report.status = op_status(op, &mine, |offset| self.cursor(op.pane, offset));
             if let (OpStatus::Done { cursor }, Some(before)) = (&mut report.status, before) {
-                *cursor = before;
+                cursor.offset = before;
             }
             if let Some(Some(Ok(last))) = mine.iter().rev().find(|a| a.is_some()) {
                 report.elapsed = last.received.saturating_duration_since(started);
             }
             if let OpStatus::Done { cursor } = report.status {
                 if let Some(text) = &op.typed {
-                    self.shared.panes.record_typed(op.pane, cursor, text);
+                    self.shared.panes.record_typed(op.pane, cursor.offset, text);
                 }
             } else {
                 failed = true;
@@ -348,8 +349,13 @@ impl Engine {
 }
 
 /// How one operation went, from the answers to its commands (`None`: tmux
-/// skipped the command after an earlier failure on its line).
-fn op_status(op: &Sendable, answers: &[Option<Result<Answer>>]) -> OpStatus {
+/// skipped the command after an earlier failure on its line); `cursor`
+/// names a position in the operation's pane.
+fn op_status(
+    op: &Sendable,
+    answers: &[Option<Result<Answer>>],
+    cursor_at: impl Fn(u64) -> Cursor,
+) -> OpStatus {
     let mut cursor = None;
     for answer in answers {
         match answer {
@@ -372,7 +378,7 @@ fn op_status(op: &Sendable, answers: &[Option<Result<Answer>>]) -> OpStatus {
         }
     }
     OpStatus::Done {
-        cursor: cursor.unwrap_or_default(),
+        cursor: cursor_at(cursor.unwrap_or_default()),
     }
 }
 

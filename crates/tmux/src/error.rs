@@ -1,6 +1,7 @@
 //! The engine's error type.
 
 use termpilot_control::PaneId;
+use termpilot_journal::Cursor;
 
 /// Everything that can go wrong between a caller and tmux.
 ///
@@ -109,6 +110,26 @@ pub enum Error {
     /// An argument the engine cannot pass to tmux.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A cursor handed out for another pane.
+    #[error(
+        "cursor {cursor} belongs to pane %{}, not {pane}; use a cursor returned for {pane}",
+        cursor.pane
+    )]
+    ForeignCursor {
+        /// The cursor.
+        cursor: Cursor,
+        /// The pane it was given for.
+        pane: PaneId,
+    },
+    /// A cursor from a tmux server that has since gone away.
+    #[error(
+        "cursor {cursor} is from an earlier tmux server (it restarted since); \
+         take a new cursor with capture_pane"
+    )]
+    StaleCursor {
+        /// The cursor.
+        cursor: Cursor,
+    },
     /// tmux answered something the engine could not understand.
     #[error("unexpected reply from tmux to `{command}`: {detail}")]
     Protocol {
@@ -156,6 +177,28 @@ mod tests {
             other
                 .to_string()
                 .starts_with("pane %3 is held by a person (someone);")
+        );
+    }
+
+    #[test]
+    fn cursor_errors_name_the_cursor_and_what_to_do() {
+        let cursor = Cursor {
+            epoch: 2,
+            pane: 4,
+            offset: 10,
+        };
+        let foreign = Error::ForeignCursor {
+            cursor,
+            pane: "%3".parse().unwrap(),
+        };
+        assert_eq!(
+            foreign.to_string(),
+            "cursor c1.2.4.10 belongs to pane %4, not %3; use a cursor returned for %3"
+        );
+        assert_eq!(
+            Error::StaleCursor { cursor }.to_string(),
+            "cursor c1.2.4.10 is from an earlier tmux server (it restarted since); take a new \
+             cursor with capture_pane"
         );
     }
 }

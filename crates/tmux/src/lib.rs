@@ -34,6 +34,7 @@ mod batch;
 mod channel;
 mod client;
 pub mod config;
+mod cursor;
 pub mod echo;
 mod engine;
 mod error;
@@ -53,6 +54,7 @@ pub use batch::{BatchOp, Keystrokes, OpReport, OpStatus};
 pub use channel::ChannelOutcome;
 pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};
+pub use cursor::{Cursor, Since};
 pub use engine::{Engine, STARTED_MARK};
 pub use error::{Error, Result};
 pub use hosts::{HostOptions, HostSpec, Hosts, LOCAL};
@@ -61,8 +63,9 @@ pub use ops::{
     Capture, Created, Input, Killed, NewSession, NewWindow, PaneInfo, PaneScope, Scrollback,
     SessionInfo, Split, SplitDirection,
 };
-pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, Shell, hide_wrappers};
+pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, Shell};
 pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::Needle;
+pub use termpilot_keys::Key;
 pub use transport::{Exec, Local, Pipe, Ssh, SshOptions, Transport};
 pub use wait::{Found, Outcome, TextWait, WaitReport};

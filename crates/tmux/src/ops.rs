@@ -1,15 +1,19 @@
 //! Typed operations on tmux: what the MCP tools call.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 
 use termpilot_control::{
     Command, NameKind, PaneId, SessionId, SessionTarget, WindowId, WindowSlot, WindowTarget,
     escape_format,
 };
+use termpilot_keys::Key;
 
+use crate::cursor::Cursor;
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::{Record, fields};
+use crate::shell::hide_wrappers;
 use crate::targets::{checked_name, invalid, refuse_nul_in_spawn};
 
 /// A tmux session.
@@ -172,13 +176,13 @@ pub struct Killed {
     pub panes: Vec<PaneId>,
 }
 
-/// Keystrokes for one pane. Key names must already be validated.
+/// Keystrokes for one pane.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
     /// Literal text, sent byte for byte.
     pub text: Option<String>,
-    /// tmux key names, sent after the text.
-    pub keys: Vec<String>,
+    /// Keys pressed after the text.
+    pub keys: Vec<Key>,
     /// Press Enter last.
     pub enter: bool,
 }
@@ -200,10 +204,10 @@ pub struct Capture {
     /// The pane.
     pub pane: PaneId,
     /// Lines, wrapped lines joined, trailing spaces and trailing blank lines
-    /// removed.
+    /// removed, `run_command`'s wrappers shown as the command lines typed.
     pub lines: Vec<String>,
-    /// The pane's journal position when the capture was taken.
-    pub cursor: u64,
+    /// The pane's output position when the capture was taken.
+    pub cursor: Cursor,
     /// Whether a full-screen program is on the alternate screen.
     pub alternate_screen: bool,
     /// Whether the pane is in copy mode or another mode.
@@ -525,16 +529,16 @@ impl Engine {
         Ok(killed)
     }
 
-    /// Types into a pane: literal text, then key names, then Enter. Returns
-    /// the pane's journal cursor from before the input.
-    pub async fn send_input(&self, pane: PaneId, input: &Input) -> Result<u64> {
+    /// Types into a pane: literal text, then keys, then Enter. Returns the
+    /// pane's cursor from before the input.
+    pub async fn send_input(&self, pane: PaneId, input: &Input) -> Result<Cursor> {
         self.refuse_own_pane(pane, "type into")?;
         self.refuse_held(&[pane]).await?;
         let cursor = self.run_for_pane(pane, input_commands(pane, input)).await?;
         if let Some(text) = &input.text {
             self.shared.panes.record_typed(pane, cursor, text);
         }
-        Ok(cursor)
+        Ok(self.cursor(pane, cursor))
     }
 
     /// Pastes text into a pane through a tmux buffer, bracketed when the
@@ -546,14 +550,14 @@ impl Engine {
         text: &str,
         bracketed: bool,
         enter: bool,
-    ) -> Result<u64> {
+    ) -> Result<Cursor> {
         self.refuse_own_pane(pane, "paste into")?;
         self.refuse_held(&[pane]).await?;
         let buffer = self.buffer_name();
         let commands = paste_commands(pane, &buffer, text, bracketed, enter)?;
         let cursor = self.run_for_pane(pane, commands).await?;
         self.shared.panes.record_typed(pane, cursor, text);
-        Ok(cursor)
+        Ok(self.cursor(pane, cursor))
     }
 
     /// A paste buffer name no other paste uses.
@@ -561,9 +565,20 @@ impl Engine {
         format!("termpilot-{}", self.shared.next_client_id().0)
     }
 
-    /// Captures a pane's text, with the journal cursor at the moment of the
-    /// capture (output after it is not in the capture).
+    /// Captures a pane's text, with the cursor at the moment of the capture
+    /// (output after it is not in the capture).
     pub async fn capture(&self, pane: PaneId, scrollback: Scrollback) -> Result<Capture> {
+        let mut capture = self.capture_raw(pane, scrollback).await?;
+        capture.lines = without_wrappers(capture.lines);
+        Ok(capture)
+    }
+
+    /// [`Engine::capture`] with the screen as tmux shows it, wrappers and all.
+    pub(crate) async fn capture_raw(
+        &self,
+        pane: PaneId,
+        scrollback: Scrollback,
+    ) -> Result<Capture> {
         let client = self.client_for_pane(pane).await?;
         let target = pane.to_string();
         let mut capture = Command::new("capture-pane")
@@ -603,7 +618,7 @@ impl Engine {
         Ok(Capture {
             pane,
             lines,
-            cursor,
+            cursor: self.cursor(pane, cursor),
             alternate_screen: record.flag(0),
             in_mode: record.flag(1),
             history_size: record.parse(2).unwrap_or_default(),
@@ -701,6 +716,17 @@ impl Engine {
     }
 }
 
+/// Lines of a pane's text with `run_command`'s wrappers shown as the
+/// command lines typed (a wrapper spans several lines).
+pub(crate) fn without_wrappers(lines: Vec<String>) -> Vec<String> {
+    let text = lines.join("\n");
+    match hide_wrappers(&text) {
+        Cow::Borrowed(_) => lines,
+        Cow::Owned(shown) if shown.is_empty() => Vec::new(),
+        Cow::Owned(shown) => shown.split('\n').map(str::to_owned).collect(),
+    }
+}
+
 /// The tmux commands that type `input` into `pane`.
 pub(crate) fn input_commands(pane: PaneId, input: &Input) -> Vec<Command> {
     let target = pane.to_string();
@@ -717,7 +743,7 @@ pub(crate) fn input_commands(pane: PaneId, input: &Input) -> Vec<Command> {
     if !input.keys.is_empty() {
         let mut command = Command::new("send-keys").opt("-t", &target).end_of_flags();
         for key in &input.keys {
-            command = command.arg(key);
+            command = command.arg(key.tmux_name());
         }
         commands.push(command);
     }
@@ -849,4 +875,41 @@ fn pane_info(line: &str) -> Result<PaneInfo> {
         cwd: record.str(17).to_owned(),
         held_by: Some(record.str(18).to_owned()).filter(|h| !h.is_empty()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::{Shell, wrapper};
+
+    fn lines(text: &str) -> Vec<String> {
+        text.split('\n').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn a_wrapper_on_several_lines_is_shown_as_its_command() {
+        let typed = wrapper(Shell::Bash, "make test", "tp0123456789abcdef");
+        let screen = format!("$ {}\nok\n$", typed.replace('\n', "\n> "));
+        assert_eq!(without_wrappers(lines(&screen)), ["$ make test", "ok", "$"]);
+        let plain = lines("$ ls\na.txt\n\n$");
+        assert_eq!(without_wrappers(plain.clone()), plain);
+        assert!(without_wrappers(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn keys_are_sent_by_their_tmux_names() {
+        let pane = PaneId(3);
+        let input = Input {
+            text: Some("ls".into()),
+            keys: vec!["^c".parse().unwrap(), "pgup".parse().unwrap()],
+            enter: true,
+        };
+        let lines: Vec<String> = input_commands(pane, &input)
+            .iter()
+            .map(|command| String::from_utf8_lossy(&command.clone().build().unwrap()).into_owned())
+            .collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        // `^c` and `pgup` go to tmux by their canonical names.
+        assert!(lines[1].contains(r#""C\-c" "PageUp""#), "{lines:?}");
+    }
 }

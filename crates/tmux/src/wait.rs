@@ -11,10 +11,12 @@ use termpilot_control::{Command, PaneId};
 use termpilot_journal::{Journal, Match, Needle, Pattern, Scanner};
 use tokio::time::Instant;
 
+use crate::cursor::Cursor;
 use crate::echo::{self, Echo, Typed};
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::{Record, fields};
+use crate::ops::without_wrappers;
 
 /// Lines of output kept in a wait's `tail`.
 const TAIL_LINES: usize = 5;
@@ -28,8 +30,8 @@ pub struct TextWait {
     pub stop: Vec<Needle>,
     /// Case-sensitive matching.
     pub match_case: bool,
-    /// Journal offset to scan from; `None` is the moment the wait starts.
-    pub since: Option<u64>,
+    /// Where to scan from; `None` is the moment the wait starts.
+    pub since: Option<Cursor>,
     /// Also match what the screen shows when the wait starts.
     pub include_screen: bool,
     /// How long to wait.
@@ -83,17 +85,18 @@ pub struct WaitReport {
     pub outcome: Outcome,
     /// What matched, for `Matched` and `Stopped`.
     pub found: Option<Found>,
-    /// Where the wait started in the journal.
-    pub baseline: u64,
+    /// Where the wait started in the pane's output.
+    pub baseline: Cursor,
     /// Where a following wait should start: just after the matched line, or
     /// the end of what was scanned.
-    pub cursor: u64,
+    pub cursor: Cursor,
     /// Bytes of output between the baseline and the cursor that were lost.
     pub lost_bytes: u64,
     /// How long the wait took.
     pub elapsed: Duration,
     /// The last lines of output after the baseline; for a full-screen
     /// program (alternate screen), the last lines of its screen.
+    /// `run_command`'s wrappers are shown as the command lines typed.
     pub tail: Vec<String>,
     /// The pane shows a full-screen program's alternate screen.
     pub alternate_screen: bool,
@@ -130,6 +133,7 @@ impl Engine {
     /// goes away). See the `echo` module for why the echo of typed input
     /// never matches.
     pub async fn wait_for_text(&self, pane: PaneId, spec: &TextWait) -> Result<WaitReport> {
+        let since = self.since_offset(pane, spec.since)?;
         let started = Instant::now();
         let needles = spec.patterns.iter().chain(&spec.stop).cloned();
         let pattern = Pattern::new(needles, spec.match_case)
@@ -140,7 +144,7 @@ impl Engine {
         let started_at = crate::person::unix_nanos();
         let epoch = self.epoch();
         let (now, dead) = self.sync_pane_state(pane).await?;
-        let baseline = spec.since.unwrap_or(now).min(now);
+        let baseline = since.unwrap_or(now).min(now);
         let typed = self.shared.panes.typed(pane);
         if spec.include_screen
             && let Some(found) = self.match_screen(pane, &pattern, &typed).await?
@@ -281,9 +285,10 @@ impl Engine {
 
     /// A round trip through the client carrying the pane's output: every
     /// byte the pane printed before now is in the journal when it returns.
-    /// Returns the journal end at that moment.
-    pub async fn sync_pane(&self, pane: PaneId) -> Result<u64> {
-        self.sync_pane_state(pane).await.map(|(cursor, _)| cursor)
+    /// Returns the cursor at the end of the output at that moment.
+    pub async fn sync_pane(&self, pane: PaneId) -> Result<Cursor> {
+        let (offset, _) = self.sync_pane_state(pane).await?;
+        Ok(self.cursor(pane, offset))
     }
 
     /// [`Engine::sync_pane`], also saying whether the pane is dead (its
@@ -392,18 +397,19 @@ impl Engine {
         // A full-screen program draws with cursor movement, which a line
         // view of its output turns into a jumble: show its screen instead.
         let screen = match facts.alternate_screen {
-            true => self.capture(pane, crate::Scrollback::None).await.ok(),
+            true => self.capture_raw(pane, crate::Scrollback::None).await.ok(),
             false => None,
         };
         let tail = match screen {
             Some(screen) => screen_tail(&screen.lines),
             None => self.read_journal(pane, |journal| tail_lines(journal, baseline)),
         };
+        let tail = without_wrappers(tail);
         Ok(WaitReport {
             outcome,
             found,
-            baseline,
-            cursor,
+            baseline: self.cursor(pane, baseline),
+            cursor: self.cursor(pane, cursor),
             lost_bytes,
             elapsed: started.elapsed(),
             tail,
@@ -421,7 +427,7 @@ impl Engine {
         pattern: &Pattern,
         typed: &[Typed],
     ) -> Result<Option<Found>> {
-        let capture = self.capture(pane, crate::Scrollback::None).await?;
+        let capture = self.capture_raw(pane, crate::Scrollback::None).await?;
         let mut screen = Journal::new(termpilot_journal::Limits::default());
         for line in &capture.lines {
             screen.append(line.as_bytes());

@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, shell_pane, temp_path, wait_for_journal};
-use termpilot_tmux::{Engine, Input, Needle, Outcome, PaneId, TextWait, WaitReport};
+use termpilot_tmux::{Cursor, Engine, Input, Needle, Outcome, PaneId, TextWait, WaitReport};
 
 const SETTLE: Duration = Duration::from_millis(300);
 
@@ -28,7 +28,7 @@ fn never(timeout: Duration) -> TextWait {
     }
 }
 
-async fn type_line(engine: &Engine, pane: PaneId, text: &str) -> u64 {
+async fn type_line(engine: &Engine, pane: PaneId, text: &str) -> Cursor {
     let input = Input {
         text: Some(text.to_owned()),
         enter: true,

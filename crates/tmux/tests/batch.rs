@@ -92,7 +92,7 @@ async fn fifty_operations_to_one_pane_arrive_in_order() {
     let cursors: Vec<u64> = statuses
         .iter()
         .map(|s| match s {
-            OpStatus::Done { cursor } => *cursor,
+            OpStatus::Done { cursor } => cursor.offset,
             _ => unreachable!(),
         })
         .collect();

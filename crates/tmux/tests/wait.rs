@@ -5,13 +5,13 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, shell_installed, shell_pane};
-use termpilot_tmux::{Engine, Input, Needle, NewSession, Outcome, TextWait};
+use termpilot_tmux::{Cursor, Engine, Input, Needle, NewSession, Outcome, TextWait};
 
 async fn connect(tmux: &TestTmux) -> Engine {
     Engine::connect(tmux.config()).await.expect("connect")
 }
 
-fn wait_for(pattern: &str, since: Option<u64>, timeout: Duration) -> TextWait {
+fn wait_for(pattern: &str, since: Option<Cursor>, timeout: Duration) -> TextWait {
     TextWait {
         patterns: vec![Needle::Literal(pattern.to_owned())],
         stop: Vec::new(),
@@ -269,7 +269,7 @@ async fn idle_comes_after_the_output_stops() {
         .unwrap();
     assert_eq!(report.outcome, Outcome::Idle);
     let ticks: Vec<String> = engine.read_journal(pane, |journal| {
-        let view = journal.lines(cursor);
+        let view = journal.lines(cursor.offset);
         view.lines
             .into_iter()
             .map(|line| line.text)

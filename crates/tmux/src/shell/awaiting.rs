@@ -65,7 +65,8 @@ impl Engine {
             return self.wait_for_text(pane, spec).await;
         }
         let started = Instant::now();
-        let baseline = spec.since.unwrap_or_else(|| self.journal_end(pane));
+        let baseline = self.since_offset(pane, spec.since)?;
+        let baseline = baseline.unwrap_or_else(|| self.journal_end(pane));
         tokio::select! {
             biased;
             report = self.wait_for_text(pane, spec) => report,
@@ -219,14 +220,14 @@ impl Engine {
         let Some(mut found) = input_state::decide(&facts) else {
             return Ok(None);
         };
-        found.prompt = self.prompt_line(pane).await;
+        found.prompt = super::hide_wrappers(&self.prompt_line(pane).await).into_owned();
         Ok(Some(found))
     }
 
     /// The last line with text on the pane's screen; with its trailing
     /// spaces (`Password: `) when the journal's unfinished line is it.
     async fn prompt_line(&self, pane: PaneId) -> String {
-        let Ok(screen) = self.capture(pane, crate::Scrollback::None).await else {
+        let Ok(screen) = self.capture_raw(pane, crate::Scrollback::None).await else {
             return String::new();
         };
         let Some(last) = screen.lines.iter().rev().find(|l| !l.trim().is_empty()) else {

@@ -46,6 +46,7 @@ use std::time::Duration;
 use termpilot_control::PaneId;
 use tokio::time::Instant;
 
+use crate::cursor::Cursor;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::ops::Input;
@@ -125,10 +126,10 @@ pub struct CommandReport {
     pub output: String,
     /// Time since the command was typed.
     pub elapsed: Duration,
-    /// Journal position just after the command's output (or of what was read).
-    pub cursor: u64,
-    /// Journal position before the command was typed.
-    pub start_cursor: u64,
+    /// The position just after the command's output (or of what was read).
+    pub cursor: Cursor,
+    /// The position before the command was typed.
+    pub start_cursor: Cursor,
     /// Bytes of its output that `output` lacks: more than the pane's journal
     /// holds (or dropped by tmux). `output` then keeps the head and the tail,
     /// with a line between them saying how many bytes are lost.
@@ -236,7 +237,7 @@ impl Engine {
             enter: true,
         };
         let started = Instant::now();
-        let cursor = self.send_input(pane, &input).await?;
+        let cursor = self.send_input(pane, &input).await?.offset;
         let journal_max = self.shared.config.journal_bytes;
         let running = Running {
             pane,
@@ -435,8 +436,8 @@ impl Engine {
             },
             output: text,
             elapsed: running.started.elapsed(),
-            cursor,
-            start_cursor: running.cursor,
+            cursor: self.cursor(running.pane, cursor),
+            start_cursor: self.cursor(running.pane, running.cursor),
             lost_bytes: output.lost,
             interrupted: matches!(finish, Finish::Interrupted { .. }),
             input: None,

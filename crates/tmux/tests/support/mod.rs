@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use termpilot_tmux::{Engine, EngineConfig, NewSession, PaneId, Socket};
+use termpilot_tmux::{Cursor, Engine, EngineConfig, NewSession, PaneId, Socket};
 
 /// The longest any wait in a test may take.
 pub const LIMIT: Duration = Duration::from_secs(10);
@@ -121,14 +121,38 @@ impl Drop for TempPath {
     }
 }
 
+/// A position in a pane's journal: an offset, or a cursor the engine
+/// handed out.
+pub trait Offset: Copy {
+    /// The journal offset.
+    fn offset(self) -> u64;
+}
+
+impl Offset for u64 {
+    fn offset(self) -> u64 {
+        self
+    }
+}
+
+impl Offset for Cursor {
+    fn offset(self) -> u64 {
+        self.offset
+    }
+}
+
 /// Text of the pane's journal from `cursor` on, control sequences removed.
-pub fn journal_text(engine: &Engine, pane: PaneId, cursor: u64) -> String {
+pub fn journal_text(engine: &Engine, pane: PaneId, cursor: impl Offset) -> String {
     engine.read_journal(pane, |journal| {
-        termpilot_journal::clean_text(&journal.read_from(cursor).bytes)
+        termpilot_journal::clean_text(&journal.read_from(cursor.offset()).bytes)
     })
 }
 
-pub async fn wait_for_journal(engine: &Engine, pane: PaneId, cursor: u64, needle: &str) -> String {
+pub async fn wait_for_journal(
+    engine: &Engine,
+    pane: PaneId,
+    cursor: impl Offset,
+    needle: &str,
+) -> String {
     eventually(LIMIT, async || {
         let text = journal_text(engine, pane, cursor);
         text.contains(needle).then_some(text)

@@ -1,18 +1,324 @@
-//! The batch tools: many operations in one call.
+//! Batches: `send_keys_batch` (many keystroke operations in one call) and
+//! `run_batch` (a pipeline of steps, each one of the single tools).
 
+use std::borrow::Cow;
 use std::time::Instant;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use termpilot_tmux::{BatchOp, Error, Keystrokes, OpStatus, PaneId};
 use tokio::sync::watch;
 
-use crate::handlers::{self, checked_input, refuse_nul, sent};
-use crate::params::*;
-use crate::results::*;
+use super::capture::{self, CapturePane, CapturePaneParams, CaptureSince, CaptureSinceParams};
+use super::commands::{self, RunCommand, RunCommandParams};
+use super::input::{
+    PasteText, PasteTextParams, SendKeys, SendKeysParams, checked_input, refuse_nul, sent,
+};
+use super::waits::{self, WaitForIdle, WaitForIdleParams, WaitForText, WaitForTextParams};
+use crate::address;
+use crate::approval::Piece;
+use crate::catalog::{self, Effect, Nested, Outcome, Tool};
+use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, TermpilotServer};
-use crate::waits;
+use crate::toolset::Toolset;
 
-type Result<T> = std::result::Result<T, String>;
+type Result<T> = ToolResult<T>;
+
+/// What a batch does when an operation fails.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Stop at the first failure: nothing after it is sent (default).
+    #[default]
+    Stop,
+    /// Run every operation; each reports for itself.
+    Continue,
+}
+
+/// Most bytes of text in one batch, all operations together.
+pub const MAX_BATCH_TEXT: usize = 1_048_576;
+
+/// `send_keys_batch`.
+pub(crate) struct SendKeysBatch;
+
+/// Arguments of `send_keys_batch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendKeysBatchParams {
+    /// send_keys arguments, in order; all text at most 1 MiB.
+    #[schemars(length(min = 1, max = 100))]
+    pub operations: Vec<SendKeysParams>,
+    /// Default stop.
+    #[serde(default)]
+    pub on_error: OnError,
+}
+
+/// One operation's outcome in `send_keys_batch`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OpEntry {
+    /// The operation's index in the batch, from 0.
+    pub index: usize,
+    /// The pane id it went to (the target as given, if that named no pane).
+    pub pane: String,
+    /// Whether it was sent.
+    pub ok: bool,
+    /// Why it failed, or why it was not sent.
+    pub error: Option<String>,
+    /// Seconds from the start of its chain to its last reply.
+    pub elapsed_s: f64,
+    /// Cursor from just before its input (null if not sent).
+    pub cursor: Option<String>,
+}
+
+/// Result of `send_keys_batch`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BatchEntry {
+    /// One entry per operation, in order.
+    pub results: Vec<OpEntry>,
+    /// Operations sent.
+    pub succeeded: usize,
+    /// Operations that failed.
+    pub failed: usize,
+    /// Operations not sent (after a failure in stop mode, or after cancellation).
+    pub skipped: usize,
+    /// Index of the operation the batch stopped at, if it stopped early.
+    pub stopped_at: Option<usize>,
+    /// Seconds the whole batch took.
+    pub elapsed_s: f64,
+}
+
+impl Tool for SendKeysBatch {
+    const NAME: &'static str = "send_keys_batch";
+    const TITLE: &'static str = "Type into panes, many at once";
+    const DESCRIPTION: &'static str = "Run up to 100 send_keys operations (any panes, in order) \
+        as one pipelined tmux chain: far faster than separate calls when you know all the \
+        input. Key names and sizes are checked before anything is sent; a missing pane fails \
+        its own operation. on_error stop: nothing is sent after a failure; continue: every \
+        operation runs and reports.";
+    const TOOLSET: Toolset = Toolset::Input;
+    const EFFECT: Effect = Effect::Runs;
+    type Params = SendKeysBatchParams;
+    type Output = BatchEntry;
+
+    async fn call(
+        server: &TermpilotServer,
+        params: SendKeysBatchParams,
+        call: &CallContext,
+    ) -> Outcome {
+        send_keys_batch(server, params, call).await
+    }
+
+    fn typed(arguments: &Value) -> Vec<Piece> {
+        items(arguments, "operations")
+            .iter()
+            .flat_map(SendKeys::typed)
+            .collect()
+    }
+}
+
+/// The members of the array `field` of `arguments`.
+fn items<'a>(arguments: &'a Value, field: &str) -> &'a [Value] {
+    arguments
+        .get(field)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// `run_batch`.
+pub(crate) struct RunBatch;
+
+/// One step of `run_batch`: `op` names the tool, the other fields are that tool's
+/// arguments. In `since` (wait_for_text) and `cursor` (capture_since), "$prev" means the
+/// cursor of the latest earlier step that returned one, and "$N" the cursor of step N
+/// (counted from 0).
+///
+/// Its published schema only names the tools (one `oneOf` variant per `op`): a step's
+/// arguments are those of its tool, published once in that tool's schema and checked
+/// against it at run time.
+#[derive(Debug)]
+pub enum BatchStep {
+    /// Arguments of send_keys.
+    SendKeys(SendKeysParams),
+    /// Arguments of paste_text.
+    PasteText(PasteTextParams),
+    /// Arguments of wait_for_text.
+    WaitForText(WaitForTextParams),
+    /// Arguments of wait_for_idle.
+    WaitForIdle(WaitForIdleParams),
+    /// Arguments of capture_pane.
+    CapturePane(CapturePaneParams),
+    /// Arguments of capture_since.
+    CaptureSince(CaptureSinceParams),
+    /// Arguments of run_command.
+    RunCommand(RunCommandParams),
+}
+
+impl BatchStep {
+    /// The tools a step may call, as `op` names them.
+    pub const OPS: [&'static str; 7] = [
+        SendKeys::NAME,
+        PasteText::NAME,
+        WaitForText::NAME,
+        WaitForIdle::NAME,
+        CapturePane::NAME,
+        CaptureSince::NAME,
+        RunCommand::NAME,
+    ];
+}
+
+impl<'de> Deserialize<'de> for BatchStep {
+    /// `{"op": tool, ...that tool's arguments}`.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let mut fields = serde_json::Map::<String, Value>::deserialize(deserializer)?;
+        let op = match fields.remove("op") {
+            Some(Value::String(op)) => op,
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "op: expected a tool name, got {other}"
+                )));
+            }
+            None => return Err(D::Error::missing_field("op")),
+        };
+        let arguments = Value::Object(fields);
+        let step = match op.as_str() {
+            SendKeys::NAME => serde_json::from_value(arguments).map(BatchStep::SendKeys),
+            PasteText::NAME => serde_json::from_value(arguments).map(BatchStep::PasteText),
+            WaitForText::NAME => serde_json::from_value(arguments).map(BatchStep::WaitForText),
+            WaitForIdle::NAME => serde_json::from_value(arguments).map(BatchStep::WaitForIdle),
+            CapturePane::NAME => serde_json::from_value(arguments).map(BatchStep::CapturePane),
+            CaptureSince::NAME => serde_json::from_value(arguments).map(BatchStep::CaptureSince),
+            RunCommand::NAME => serde_json::from_value(arguments).map(BatchStep::RunCommand),
+            other => return Err(D::Error::unknown_variant(other, &BatchStep::OPS)),
+        };
+        step.map_err(D::Error::custom)
+    }
+}
+
+impl JsonSchema for BatchStep {
+    fn schema_name() -> Cow<'static, str> {
+        "BatchStep".into()
+    }
+
+    /// One variant per tool, tagged by `op` as serde reads it.
+    fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
+        let variants: Vec<Schema> = BatchStep::OPS
+            .iter()
+            .map(|op| {
+                json_schema!({
+                    "type": "object",
+                    "properties": {"op": {"type": "string", "const": op}},
+                    "required": ["op"]
+                })
+            })
+            .collect();
+        json_schema!({ "oneOf": variants })
+    }
+}
+
+/// Arguments of `run_batch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunBatchParams {
+    /// Steps in order; all text at most 1 MiB.
+    #[schemars(length(min = 1, max = 100))]
+    pub steps: Vec<BatchStep>,
+    /// Default stop.
+    #[serde(default)]
+    pub on_error: OnError,
+    /// Budget shared by all returned text (default 4000).
+    #[schemars(range(min = 100, max = 100000))]
+    pub max_tokens: Option<u32>,
+}
+
+/// One step's outcome in `run_batch`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StepEntry {
+    /// The step's index, from 0.
+    pub index: usize,
+    /// The step's tool.
+    pub op: String,
+    /// Whether it succeeded (a wait that timed out still succeeded: see its outcome).
+    pub ok: bool,
+    /// Why it failed, or why it did not run.
+    pub error: Option<String>,
+    /// The step's result, exactly as the single tool returns it.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub result: Option<serde_json::Value>,
+    /// Whether the step ran (it did not when the batch stopped before it).
+    #[serde(skip)]
+    pub(crate) ran: bool,
+}
+
+/// Result of `run_batch`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunBatchEntry {
+    /// One entry per step, in order.
+    pub steps: Vec<StepEntry>,
+    /// Steps that succeeded.
+    pub succeeded: usize,
+    /// Steps that failed.
+    pub failed: usize,
+    /// Steps that did not run.
+    pub skipped: usize,
+    /// Index of the step the batch stopped at, if it stopped early.
+    pub stopped_at: Option<usize>,
+    /// Seconds the whole batch took.
+    pub elapsed_s: f64,
+}
+
+impl Tool for RunBatch {
+    const NAME: &'static str = "run_batch";
+    const TITLE: &'static str = "Run a pipeline of steps";
+    const DESCRIPTION: &'static str = "Run up to 100 steps in one call, each {\"op\": tool, \
+        ...its arguments} for send_keys, paste_text, wait_for_text, wait_for_idle, \
+        capture_pane, capture_since or run_command; each result has that tool's shape. A \
+        step's since/cursor may be \"$prev\" (the latest earlier cursor) or \"$N\" (step N's, \
+        from 0). For sequences known in advance. on_error as in send_keys_batch.";
+    const TOOLSET: Toolset = Toolset::Input;
+    const EFFECT: Effect = Effect::Runs;
+    type Params = RunBatchParams;
+    type Output = RunBatchEntry;
+
+    async fn call(server: &TermpilotServer, params: RunBatchParams, call: &CallContext) -> Outcome {
+        run_batch(server, params, call).await
+    }
+
+    fn typed(arguments: &Value) -> Vec<Piece> {
+        steps(arguments)
+            .flat_map(|(_, op, step)| {
+                catalog::find(op).map_or_else(Vec::new, |spec| (spec.typed)(step))
+            })
+            .collect()
+    }
+
+    fn nested(arguments: &Value) -> Vec<Nested> {
+        steps(arguments)
+            .filter_map(|(index, op, step)| {
+                let mut fields = step.as_object()?.clone();
+                fields.remove("op");
+                Some(Nested {
+                    prefix: format!("steps.{index}."),
+                    tool: op.to_owned(),
+                    arguments: Value::Object(fields),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The steps of `run_batch` arguments whose `op` names a step tool: index,
+/// tool, step.
+fn steps(arguments: &Value) -> impl Iterator<Item = (usize, &str, &Value)> {
+    items(arguments, "steps")
+        .iter()
+        .enumerate()
+        .filter_map(|(index, step)| {
+            let op = step.get("op").and_then(Value::as_str)?;
+            BatchStep::OPS.contains(&op).then_some((index, op, step))
+        })
+}
 
 /// Token budget of a whole run_batch unless the caller gives one.
 const RUN_BATCH_TOKENS: u32 = 4_000;
@@ -29,7 +335,7 @@ async fn batch_pane(
     match scope.resolve_pane(&server.engine, target).await {
         Ok(pane) => Ok(Ok(pane)),
         Err(error @ Error::NotFound { .. }) => Ok(Err(error)),
-        Err(error) => Err(format!("{field}: {error}")),
+        Err(error) => Err(ToolError::refused(format!("{field}: {error}"))),
     }
 }
 
@@ -56,14 +362,14 @@ fn stopped_at(ok: &[bool], tried: &[bool], on_error: OnError) -> Option<usize> {
 
 fn check_text_total(total: usize) -> Result<()> {
     if total > MAX_BATCH_TEXT {
-        return Err(format!(
+        return Err(ToolError::refused(format!(
             "the batch holds {total} bytes of text, more than the {MAX_BATCH_TEXT} allowed; split it"
-        ));
+        )));
     }
     Ok(())
 }
 
-pub(crate) async fn send_keys_batch(
+async fn send_keys_batch(
     server: &TermpilotServer,
     params: SendKeysBatchParams,
     call: &CallContext,
@@ -100,7 +406,7 @@ pub(crate) async fn send_keys_batch(
         .zip(targets)
         .zip(reports)
         .enumerate()
-        .map(|(index, ((op, target), report))| op_entry(server, index, op, target, report))
+        .map(|(index, ((op, target), report))| op_entry(index, op, target, report))
         .collect();
     let ok: Vec<bool> = results.iter().map(|r| r.ok).collect();
     let succeeded = ok.iter().filter(|ok| **ok).count();
@@ -128,15 +434,9 @@ pub(crate) async fn send_keys_batch(
     Done::new(&entry, text)
 }
 
-fn op_entry(
-    server: &TermpilotServer,
-    index: usize,
-    op: &BatchOp,
-    target: &str,
-    report: termpilot_tmux::OpReport,
-) -> OpEntry {
+fn op_entry(index: usize, op: &BatchOp, target: &str, report: termpilot_tmux::OpReport) -> OpEntry {
     let (error, cursor) = match (report.status, &op.pane) {
-        (OpStatus::Done { cursor }, Ok(pane)) => (None, Some(server.cursor(*pane, cursor))),
+        (OpStatus::Done { cursor }, Ok(_)) => (None, Some(address::cursor_text(cursor))),
         // The engine sends nothing to a target that named no pane.
         (OpStatus::Done { .. }, Err(error)) => (Some(error.to_string()), None),
         (OpStatus::Failed(error), _) => (Some(error.to_string()), None),
@@ -200,27 +500,33 @@ fn resolve_reference(text: &str, cursors: &[Option<String>], index: usize) -> Re
         cursors.iter().rev().flatten().next().cloned()
     } else {
         let step: usize = reference.parse().map_err(|_| {
-            format!("steps[{index}]: {text:?} is not a reference; use \"$prev\" or \"$N\"")
+            ToolError::refused(format!(
+                "steps[{index}]: {text:?} is not a reference; use \"$prev\" or \"$N\""
+            ))
         })?;
         if step >= index {
-            return Err(format!(
+            return Err(ToolError::refused(format!(
                 "steps[{index}]: {text} refers to a step that has not run before it"
-            ));
+            )));
         }
         cursors.get(step).cloned().flatten()
     };
-    found.ok_or_else(|| format!("steps[{index}]: {text} names no step that returned a cursor"))
+    found.ok_or_else(|| {
+        ToolError::refused(format!(
+            "steps[{index}]: {text} names no step that returned a cursor"
+        ))
+    })
 }
 
 fn op_name(step: &BatchStep) -> &'static str {
     match step {
-        BatchStep::SendKeys(_) => "send_keys",
-        BatchStep::PasteText(_) => "paste_text",
-        BatchStep::WaitForText(_) => "wait_for_text",
-        BatchStep::WaitForIdle(_) => "wait_for_idle",
-        BatchStep::CapturePane(_) => "capture_pane",
-        BatchStep::CaptureSince(_) => "capture_since",
-        BatchStep::RunCommand(_) => "run_command",
+        BatchStep::SendKeys(_) => SendKeys::NAME,
+        BatchStep::PasteText(_) => PasteText::NAME,
+        BatchStep::WaitForText(_) => WaitForText::NAME,
+        BatchStep::WaitForIdle(_) => WaitForIdle::NAME,
+        BatchStep::CapturePane(_) => CapturePane::NAME,
+        BatchStep::CaptureSince(_) => CaptureSince::NAME,
+        BatchStep::RunCommand(_) => RunCommand::NAME,
     }
 }
 
@@ -270,7 +576,7 @@ async fn validate_steps(
     Ok(ops)
 }
 
-pub(crate) async fn run_batch(
+async fn run_batch(
     server: &TermpilotServer,
     params: RunBatchParams,
     call: &CallContext,
@@ -349,17 +655,13 @@ async fn run_chain(
     let mut failed = false;
     for ((index, op), report) in chain.into_iter().zip(reports) {
         let name = match op.keys {
-            Keystrokes::Type(_) => "send_keys",
-            Keystrokes::Paste { .. } => "paste_text",
+            Keystrokes::Type(_) => SendKeys::NAME,
+            Keystrokes::Paste { .. } => PasteText::NAME,
         };
         let result = match (report.status, op.pane) {
-            (OpStatus::Done { cursor }, Ok(pane)) => {
-                sent(server, pane, cursor).map(|done| (name, done))
-            }
+            (OpStatus::Done { cursor }, Ok(pane)) => sent(pane, cursor).map(|done| (name, done)),
             // The engine sends nothing to a target that named no pane.
-            (OpStatus::Done { .. }, Err(error)) | (OpStatus::Failed(error), _) => {
-                Err(error.to_string())
-            }
+            (OpStatus::Done { .. }, Err(error)) | (OpStatus::Failed(error), _) => Err(error.into()),
             (OpStatus::Skipped, _) => {
                 entries.push(skipped(index, name));
                 cursors.push(None);
@@ -393,16 +695,16 @@ async fn run_step(
         BatchStep::WaitForIdle(p) => waits::wait_for_idle(server, p, call).await,
         BatchStep::CapturePane(mut p) => {
             p.max_tokens = budget(p.max_tokens).map(|t| t.max(100));
-            handlers::capture_pane(server, p).await
+            capture::capture_pane(server, p).await
         }
         BatchStep::CaptureSince(mut p) => {
             p.cursor = resolve_reference(&p.cursor, cursors, index)?;
             p.max_tokens = budget(p.max_tokens).map(|t| t.max(100));
-            handlers::capture_since(server, p).await
+            capture::capture_since(server, p).await
         }
         BatchStep::RunCommand(mut p) => {
             p.max_tokens = budget(p.max_tokens).map(|t| t.max(100));
-            waits::run_command(server, p, call).await
+            commands::run_command(server, p, call).await
         }
         BatchStep::SendKeys(_) | BatchStep::PasteText(_) => {
             unreachable!("keystrokes run as chains")
@@ -421,6 +723,7 @@ fn skipped(index: usize, op: &str) -> StepEntry {
         ok: false,
         error: Some(NOT_RUN.into()),
         result: None,
+        ran: false,
     }
 }
 
@@ -445,6 +748,7 @@ fn push_result(
                 ok: true,
                 error: None,
                 result: Some(done.structured),
+                ran: true,
             });
         }
         Err(error) => {
@@ -453,8 +757,9 @@ fn push_result(
                 index,
                 op: op.to_owned(),
                 ok: false,
-                error: Some(error),
+                error: Some(error.to_string()),
                 result: None,
+                ran: true,
             });
         }
     }
@@ -462,10 +767,7 @@ fn push_result(
 
 fn summary(steps: Vec<StepEntry>, on_error: OnError, started: Instant) -> RunBatchEntry {
     let ok: Vec<bool> = steps.iter().map(|s| s.ok).collect();
-    let tried: Vec<bool> = steps
-        .iter()
-        .map(|s| s.error.as_deref() != Some(NOT_RUN))
-        .collect();
+    let tried: Vec<bool> = steps.iter().map(|s| s.ran).collect();
     let succeeded = ok.iter().filter(|ok| **ok).count();
     let skipped = tried.iter().filter(|tried| !**tried).count();
     RunBatchEntry {

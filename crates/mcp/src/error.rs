@@ -1,0 +1,37 @@
+//! Why a tool call failed: [`ToolError`]. Every variant is a problem the
+//! caller can read and act on; it goes back as an `isError` result, never
+//! as a protocol error.
+
+/// A tool call that did not succeed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum ToolError {
+    /// The engine refused the call or could not carry it out; its message
+    /// says what happened and what to do.
+    #[error(transparent)]
+    Engine(#[from] termpilot_tmux::Error),
+    /// The call cannot be done as asked: an argument is wrong, the
+    /// operator's scope or the person does not allow it. The message names
+    /// the argument or the reason, and what to do instead.
+    #[error("{0}")]
+    Refused(String),
+    /// The client cancelled the request while `what` was under way.
+    #[error("{what}: cancelled by the client")]
+    Cancelled {
+        /// What the call was doing, e.g. "waiting for text in %3".
+        what: String,
+    },
+    /// The server could not finish the call (it could not keep an output or
+    /// encode a result).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// A refusal with this message.
+    pub(crate) fn refused(message: impl Into<String>) -> ToolError {
+        ToolError::Refused(message.into())
+    }
+}
+
+/// The result of a tool's piece of work.
+pub(crate) type ToolResult<T> = Result<T, ToolError>;

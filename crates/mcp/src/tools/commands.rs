@@ -1,0 +1,259 @@
+//! Running shell commands: `run_command`, and `wait_for_command` to pick
+//! one up again.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use termpilot_tmux::CommandReport;
+
+use crate::address::{self, pane};
+use crate::approval::Piece;
+use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::{ToolError, ToolResult};
+use crate::server::{CallContext, Done, TermpilotServer};
+use crate::toolset::Toolset;
+
+type Result<T> = ToolResult<T>;
+
+/// `run_command`.
+pub(crate) struct RunCommand;
+
+/// Arguments of `run_command`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunCommandParams {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Command line, as typed at the prompt.
+    #[schemars(length(min = 1, max = 16384))]
+    pub command: String,
+    /// Default 30.
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
+    /// (default 300; 0: off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
+    /// Default 2000.
+    #[schemars(range(min = 100, max = 100000))]
+    pub max_tokens: Option<u32>,
+}
+
+/// Result of `run_command` and `wait_for_command`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CommandEntry {
+    /// The pane id.
+    pub pane: String,
+    /// The exit code; null while the command is still running, or when it
+    /// was interrupted.
+    pub exit_code: Option<i32>,
+    /// The command did not finish in time; it keeps running.
+    pub timed_out: bool,
+    /// The command ended without reporting its exit code, as after a C-c: its
+    /// shell is idle at its prompt again, or took another run_command.
+    pub interrupted: bool,
+    /// Give this to wait_for_command to pick up a command that timed out.
+    pub command_id: Option<String>,
+    /// The command's own output (no prompt, no echoed command line), cut to budget.
+    pub output: String,
+    /// Whether output was left out.
+    pub truncated: bool,
+    /// Lines of output in full.
+    pub total_lines: usize,
+    /// Id of the full output when it was cut, for read_output.
+    pub output_id: Option<String>,
+    /// Bytes of the command's output that are gone because it printed more
+    /// than the pane's journal keeps (`--journal-mb`): the output then holds
+    /// its head and its tail, with a line between them saying how much is lost.
+    pub lost_bytes: u64,
+    /// Seconds since the command was typed.
+    pub elapsed_s: f64,
+    /// Cursor just after the command's output.
+    pub cursor: String,
+    /// The command waits for input (it keeps running; answer it with send_keys or
+    /// type_secret, then call wait_for_command with command_id).
+    pub awaiting_input: bool,
+    /// For "awaiting_input": the prompt's line as the screen shows it (e.g. "Password: ").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// For "awaiting_input": the terminal does not echo (a password prompt); answer with
+    /// type_secret, or ask your person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<bool>,
+    /// For "awaiting_input": the terminal reads a whole line (Enter sends it); false for
+    /// programs that read single keys (REPLs with line editing, pagers, editors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_mode: Option<bool>,
+    /// For "awaiting_input": the name of the program that reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+}
+
+impl Tool for RunCommand {
+    const NAME: &'static str = "run_command";
+    const TITLE: &'static str = "Run a shell command";
+    const DESCRIPTION: &'static str = "Run a command line in a pane's shell (cd and export \
+        persist); return its exit code and its own output (no prompt, no echo). Needs a shell \
+        at its prompt; for a REPL or full-screen program use send_keys. On timeout it keeps \
+        running: pass the result's command_id to wait_for_command. It ends only once the \
+        shell has the terminal back (a program cannot fake it); an output larger than the \
+        journal keeps head and tail (lost_bytes). Captures show the line as typed, without \
+        termpilot's markers.";
+    const TOOLSET: Toolset = Toolset::Input;
+    const EFFECT: Effect = Effect::Runs;
+    type Params = RunCommandParams;
+    type Output = CommandEntry;
+
+    async fn call(
+        server: &TermpilotServer,
+        params: RunCommandParams,
+        call: &CallContext,
+    ) -> Outcome {
+        run_command(server, params, call).await
+    }
+
+    fn typed(arguments: &Value) -> Vec<Piece> {
+        let command = Piece::field(arguments, "command");
+        Piece::of(arguments, command, true)
+    }
+}
+
+pub(crate) async fn run_command(
+    server: &TermpilotServer,
+    params: RunCommandParams,
+    call: &CallContext,
+) -> Result<Done> {
+    if params.command.contains('\0') {
+        return Err(ToolError::refused("command contains a NUL character"));
+    }
+    let pane = pane(server, &params.pane).await?;
+    let timeout = server.wait_time(params.timeout_s);
+    let what = format!("running a command in {pane}");
+    let report = call
+        .run(
+            &what,
+            timeout,
+            server.engine.run_command_or_input(
+                pane,
+                &params.command,
+                timeout,
+                crate::awaiting::settle(params.input_settle_ms),
+            ),
+        )
+        .await??;
+    command_done(server, report, params.max_tokens)
+}
+
+/// `wait_for_command`.
+pub(crate) struct WaitForCommand;
+
+/// Arguments of `wait_for_command`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForCommandParams {
+    /// From a timed-out run_command.
+    #[schemars(length(min = 1, max = 64))]
+    pub command_id: String,
+    /// Default 30.
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
+    /// (default 300; 0: off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
+    /// Default 2000.
+    #[schemars(range(min = 100, max = 100000))]
+    pub max_tokens: Option<u32>,
+}
+
+impl Tool for WaitForCommand {
+    const NAME: &'static str = "wait_for_command";
+    const TITLE: &'static str = "Wait for a running command";
+    const DESCRIPTION: &'static str = "Keep waiting for a command run_command left running \
+        (after a timeout or awaiting_input); return its exit code and output. One interrupted \
+        with C-c returns as interrupted once its shell is idle at its prompt again.";
+    const TOOLSET: Toolset = Toolset::ReadOnly;
+    const EFFECT: Effect = Effect::Reads;
+    type Params = WaitForCommandParams;
+    type Output = CommandEntry;
+
+    async fn call(
+        server: &TermpilotServer,
+        params: WaitForCommandParams,
+        call: &CallContext,
+    ) -> Outcome {
+        wait_for_command(server, params, call).await
+    }
+}
+
+pub(crate) async fn wait_for_command(
+    server: &TermpilotServer,
+    params: WaitForCommandParams,
+    call: &CallContext,
+) -> Result<Done> {
+    let timeout = server.wait_time(params.timeout_s);
+    let what = format!("waiting for command {}", params.command_id);
+    let report = call
+        .run(
+            &what,
+            timeout,
+            server.engine.wait_for_command_or_input(
+                &params.command_id,
+                timeout,
+                crate::awaiting::settle(params.input_settle_ms),
+            ),
+        )
+        .await??;
+    command_done(server, report, params.max_tokens)
+}
+
+fn command_done(
+    server: &TermpilotServer,
+    report: CommandReport,
+    max_tokens: Option<u32>,
+) -> Result<Done> {
+    let budget = server.budget(max_tokens, None);
+    let output = server.fit_text(&report.output, &budget)?;
+    let awaiting = report.input.is_some();
+    let timed_out = report.exit_code.is_none() && !report.interrupted && !awaiting;
+    let input = crate::awaiting::InputFields::new(report.input.as_ref());
+    let entry = CommandEntry {
+        pane: report.pane.to_string(),
+        exit_code: report.exit_code,
+        timed_out,
+        interrupted: report.interrupted,
+        command_id: (timed_out || awaiting).then(|| report.id.clone()),
+        output: output.text.clone(),
+        truncated: output.truncated,
+        total_lines: output.total_lines,
+        output_id: output.output_id.clone(),
+        lost_bytes: report.lost_bytes,
+        elapsed_s: report.elapsed.as_secs_f64(),
+        cursor: address::cursor_text(report.cursor),
+        awaiting_input: awaiting,
+        prompt: input.prompt,
+        secret: input.secret,
+        line_mode: input.line_mode,
+        program: input.program,
+    };
+    let status = match (entry.exit_code, &entry.command_id) {
+        (None, Some(id)) if let Some(input) = &report.input => format!(
+            "awaiting input after {:.3} s{}; answer it, then call wait_for_command with \
+             command_id {id}",
+            entry.elapsed_s,
+            crate::awaiting::describe(input)
+        ),
+        (Some(code), _) => format!("exit code {code} after {:.3} s", entry.elapsed_s),
+        (None, Some(id)) => format!(
+            "still running after {:.3} s; call wait_for_command with command_id {id}",
+            entry.elapsed_s
+        ),
+        (None, None) => format!(
+            "interrupted after {:.3} s: the shell went back to its prompt without the \
+             command's exit code (a C-c?) and took the next command",
+            entry.elapsed_s
+        ),
+    };
+    Done::new(&entry, format!("{status}\n{}", entry.output))
+}

@@ -1,0 +1,189 @@
+//! Typing into panes: `send_keys` and `paste_text`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use termpilot_tmux::{Cursor, Input, Key, PaneId};
+
+use crate::address::{self, pane};
+use crate::approval::Piece;
+use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::{ToolError, ToolResult};
+use crate::server::{CallContext, Done, TermpilotServer};
+use crate::toolset::Toolset;
+
+/// Longest `send_keys` text; longer input belongs in `paste_text`.
+#[cfg(test)]
+pub const MAX_TEXT: usize = 65_536;
+
+/// Result of `send_keys` and `paste_text`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SentEntry {
+    /// The pane id the input went to.
+    pub pane: String,
+    /// Position in the pane's output from just before the input. Give it as
+    /// `since` to a later wait or read so output the input caused is never missed.
+    pub cursor: String,
+}
+
+/// The result of a tool that typed into `pane`.
+pub(crate) fn sent(pane: PaneId, cursor: Cursor) -> Outcome {
+    let entry = SentEntry {
+        pane: pane.to_string(),
+        cursor: address::cursor_text(cursor),
+    };
+    let text = format!("sent to {}; cursor {}", entry.pane, entry.cursor);
+    Done::new(&entry, text)
+}
+
+/// Refuses text with a NUL character, naming its field.
+pub(crate) fn refuse_nul(field: &str, text: &str) -> ToolResult<()> {
+    if text.contains('\0') {
+        return Err(ToolError::refused(format!(
+            "{field} contains a NUL character, which tmux cannot carry in text; \
+             send it as a key instead: keys: [\"C-@\"]"
+        )));
+    }
+    Ok(())
+}
+
+/// `send_keys`.
+pub(crate) struct SendKeys;
+
+/// Arguments of `send_keys`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendKeysParams {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Literal text, typed exactly as given.
+    #[schemars(length(max = 65536))]
+    pub text: Option<String>,
+    /// tmux key names pressed after the text.
+    #[schemars(length(max = 256))]
+    pub keys: Option<Vec<KeyName>>,
+    /// Press Enter at the end (default: when text is given).
+    pub enter: Option<bool>,
+}
+
+/// One tmux key name, such as "Enter", "C-c", "M-x", "F5", "Up" or a single character.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct KeyName(#[schemars(length(min = 1, max = 32))] pub String);
+
+impl Tool for SendKeys {
+    const NAME: &'static str = "send_keys";
+    const TITLE: &'static str = "Type into a pane";
+    const DESCRIPTION: &'static str = "Type literal `text` exactly as given (quotes, ;, $, tabs, \
+        Unicode unchanged), then press the tmux `keys` named (\"C-c\", \"Up\", \"M-x\", \"F5\"), \
+        then Enter (by default when text is given). For multi-line or long text use paste_text.";
+    const TOOLSET: Toolset = Toolset::Input;
+    const EFFECT: Effect = Effect::Runs;
+    type Params = SendKeysParams;
+    type Output = SentEntry;
+
+    async fn call(server: &TermpilotServer, params: SendKeysParams, _: &CallContext) -> Outcome {
+        let input = checked_input(&params, "")?;
+        let pane = pane(server, &params.pane).await?;
+        let cursor = server.engine.send_input(pane, &input).await?;
+        sent(pane, cursor)
+    }
+
+    fn typed(arguments: &Value) -> Vec<Piece> {
+        let text = Piece::field(arguments, "text");
+        let enter = Piece::flag(arguments, "enter").unwrap_or(!text.is_empty());
+        Piece::of(arguments, text, enter)
+    }
+}
+
+/// The keystrokes of send_keys arguments, checked; errors name the field
+/// after `prefix` (e.g. "operations[3].").
+pub(crate) fn checked_input(params: &SendKeysParams, prefix: &str) -> ToolResult<Input> {
+    let keys = validate_keys(params.keys.as_deref().unwrap_or_default(), prefix)?;
+    let text = params.text.clone().filter(|t| !t.is_empty());
+    if let Some(text) = &text {
+        refuse_nul(&format!("{prefix}text"), text)?;
+    }
+    let enter = params.enter.unwrap_or(text.is_some());
+    if text.is_none() && keys.is_empty() && !enter {
+        let at = prefix.trim_end_matches('.');
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!("{at}: ")
+        };
+        return Err(ToolError::refused(format!(
+            "{at}nothing to send: give `text`, `keys`, or `enter: true`"
+        )));
+    }
+    Ok(Input { text, keys, enter })
+}
+
+/// Checks every key name, naming the first bad one by its index.
+fn validate_keys(keys: &[KeyName], prefix: &str) -> ToolResult<Vec<Key>> {
+    keys.iter()
+        .enumerate()
+        .map(|(i, KeyName(name))| match termpilot_keys::parse_key(name) {
+            Ok(key) => Ok(key),
+            Err(e) => Err(ToolError::refused(format!(
+                "{prefix}keys[{i}]: {e}; to type text literally, use `text` instead of `keys`"
+            ))),
+        })
+        .collect()
+}
+
+/// `paste_text`.
+pub(crate) struct PasteText;
+
+/// Arguments of `paste_text`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasteTextParams {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Text to paste, exactly as given.
+    #[schemars(length(min = 1, max = 1048576))]
+    pub text: String,
+    /// Bracketed-paste markers when the program asked for them; refuses text containing
+    /// ESC[200~ or ESC[201~.
+    #[serde(default = "yes")]
+    pub bracketed: bool,
+    /// Press Enter after the paste.
+    #[serde(default)]
+    pub enter: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Tool for PasteText {
+    const NAME: &'static str = "paste_text";
+    const TITLE: &'static str = "Paste text into a pane";
+    const DESCRIPTION: &'static str = "Paste text as a terminal paste (bracketed when the \
+        program asked for it), newlines included, nothing interpreted: for scripts and file \
+        contents. A shell taking bracketed pastes runs nothing until Enter: set enter to run \
+        it. A bracketed paste refuses text containing ESC[200~ or ESC[201~ (it would end the \
+        paste early).";
+    const TOOLSET: Toolset = Toolset::Input;
+    const EFFECT: Effect = Effect::Runs;
+    type Params = PasteTextParams;
+    type Output = SentEntry;
+
+    async fn call(server: &TermpilotServer, params: PasteTextParams, _: &CallContext) -> Outcome {
+        refuse_nul("text", &params.text)?;
+        let pane = pane(server, &params.pane).await?;
+        let cursor = server
+            .engine
+            .paste(pane, &params.text, params.bracketed, params.enter)
+            .await?;
+        sent(pane, cursor)
+    }
+
+    fn typed(arguments: &Value) -> Vec<Piece> {
+        let enter = Piece::flag(arguments, "enter").unwrap_or(false);
+        Piece::of(arguments, Piece::field(arguments, "text"), enter)
+    }
+}

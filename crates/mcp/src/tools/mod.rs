@@ -1,0 +1,11 @@
+//! The tools, one module per family. Each tool is declared once, with its
+//! name, description, argument and result types and handler together (see
+//! [`crate::catalog::Tool`]).
+
+pub(crate) mod batch;
+pub(crate) mod capture;
+pub(crate) mod commands;
+pub(crate) mod input;
+pub(crate) mod secrets;
+pub(crate) mod sessions;
+pub(crate) mod waits;

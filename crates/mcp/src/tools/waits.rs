@@ -1,0 +1,455 @@
+//! Waiting for panes and channels: `wait_for_text`, `wait_for_idle`,
+//! `wait_for_channel` and `signal_channel`.
+
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use termpilot_tmux::{ChannelOutcome, Needle, Outcome as WaitOutcome, TextWait, WaitReport};
+
+use crate::address::{self, pane};
+use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::ToolResult;
+use crate::server::{CallContext, Done, TermpilotServer};
+use crate::toolset::Toolset;
+
+type Result<T> = ToolResult<T>;
+
+/// Tokens for a wait's tail unless the caller says otherwise.
+const TAIL_TOKENS: u32 = 300;
+
+fn yes() -> bool {
+    true
+}
+
+/// `wait_for_text`.
+pub(crate) struct WaitForText;
+
+/// One pattern or several.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// A single pattern.
+    One(#[schemars(length(min = 1, max = 1024))] String),
+    /// Several patterns; any of them counts.
+    Many(#[schemars(length(min = 1, max = 32))] Vec<PatternText>),
+}
+
+/// One pattern.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct PatternText(#[schemars(length(min = 1, max = 1024))] pub String);
+
+impl OneOrMany {
+    /// The patterns as a list.
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(text) => vec![text],
+            OneOrMany::Many(list) => list.into_iter().map(|p| p.0).collect(),
+        }
+    }
+}
+
+/// Arguments of `wait_for_text`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForTextParams {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Text, or a list of alternatives; matched within one line.
+    pub pattern: OneOrMany,
+    /// Patterns are Rust regexes.
+    #[serde(default)]
+    pub regex: bool,
+    /// Case-sensitive.
+    #[serde(default = "yes")]
+    pub match_case: bool,
+    /// Cursor to scan from (default: now); pass the one send_keys returned.
+    #[schemars(length(min = 1, max = 64))]
+    pub since: Option<String>,
+    /// Patterns that end the wait as "stopped", e.g. "error:".
+    pub stop: Option<OneOrMany>,
+    /// Also match the screen as it is when the wait starts.
+    #[serde(default)]
+    pub include_screen: bool,
+    /// Default 30.
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
+    /// (default 300; 0: off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
+    /// Budget of the returned tail (default 300).
+    #[schemars(range(min = 50, max = 100000))]
+    pub max_tokens: Option<u32>,
+}
+
+/// Result of `wait_for_text` and `wait_for_idle`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitEntry {
+    /// The pane id.
+    pub pane: String,
+    /// "matched", "stopped", "timeout", "pane_exited", "server_exited" (the tmux server
+    /// went away), "lost" (output the wait needed was dropped), "idle" (wait_for_idle),
+    /// "cancelled_by_user" (a person at the pane cancelled the wait with termpilot attach),
+    /// or "awaiting_input" (the program waits for input: answer with send_keys,
+    /// type_secret when secret, or ask your person).
+    pub outcome: String,
+    /// The matched text.
+    pub matched: Option<String>,
+    /// The whole line the match is on.
+    pub line: Option<String>,
+    /// Which pattern (or stop pattern) matched, counted from 0.
+    pub pattern_index: Option<usize>,
+    /// The match was on the screen when the wait started (include_screen).
+    pub on_screen: bool,
+    /// Seconds the wait took.
+    pub elapsed_s: f64,
+    /// Cursor just after the matched line (or after what was read): pass it as `since`
+    /// to continue from here.
+    pub cursor: String,
+    /// Bytes of output between the baseline and the cursor that were lost.
+    pub lost_bytes: u64,
+    /// The last lines of output since the wait's baseline; for a full-screen
+    /// program (alternate_screen), the last lines of its screen.
+    pub tail: String,
+    /// A full-screen program is on the alternate screen (matching sees the text it draws,
+    /// which may be split by cursor movement; prefer include_screen there).
+    pub alternate_screen: bool,
+    /// The pane is in copy mode: the program keeps running and printing, but the screen
+    /// shown is frozen.
+    pub in_mode: bool,
+    /// For "awaiting_input": the prompt's line as the screen shows it (e.g. "Password: ").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// For "awaiting_input": the terminal does not echo (a password prompt); answer with
+    /// type_secret, or ask your person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<bool>,
+    /// For "awaiting_input": the terminal reads a whole line (Enter sends it); false for
+    /// programs that read single keys (REPLs with line editing, pagers, editors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_mode: Option<bool>,
+    /// For "awaiting_input": the name of the program that reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+}
+
+impl Tool for WaitForText {
+    const NAME: &'static str = "wait_for_text";
+    const TITLE: &'static str = "Wait for text in a pane";
+    const DESCRIPTION: &'static str = "Wait until a pane prints a text or regex. Every byte \
+        after `since` is scanned, so output that scrolled past is not missed; the echo of what \
+        termpilot typed does not count. For shell commands, run_command is simpler.";
+    const TOOLSET: Toolset = Toolset::ReadOnly;
+    const EFFECT: Effect = Effect::Reads;
+    type Params = WaitForTextParams;
+    type Output = WaitEntry;
+
+    async fn call(
+        server: &TermpilotServer,
+        params: WaitForTextParams,
+        call: &CallContext,
+    ) -> Outcome {
+        wait_for_text(server, params, call).await
+    }
+}
+
+fn needles(patterns: Vec<String>, regex: bool) -> Vec<Needle> {
+    patterns
+        .into_iter()
+        .map(|p| {
+            if regex {
+                Needle::Regex(p)
+            } else {
+                Needle::Literal(p)
+            }
+        })
+        .collect()
+}
+
+fn outcome_name(outcome: WaitOutcome) -> &'static str {
+    match outcome {
+        WaitOutcome::Matched => "matched",
+        WaitOutcome::Stopped => "stopped",
+        WaitOutcome::Timeout => "timeout",
+        WaitOutcome::PaneExited => "pane_exited",
+        WaitOutcome::ServerExited => "server_exited",
+        WaitOutcome::HostLost => "host_lost",
+        WaitOutcome::Lost => "lost",
+        WaitOutcome::Idle => "idle",
+        WaitOutcome::CancelledByUser => "cancelled_by_user",
+        WaitOutcome::AwaitingInput => "awaiting_input",
+    }
+}
+
+pub(crate) async fn wait_for_text(
+    server: &TermpilotServer,
+    params: WaitForTextParams,
+    call: &CallContext,
+) -> Result<Done> {
+    let pane = pane(server, &params.pane).await?;
+    let since = match &params.since {
+        Some(cursor) => Some(address::cursor(cursor)?),
+        None => None,
+    };
+    let spec = TextWait {
+        patterns: needles(params.pattern.into_vec(), params.regex),
+        stop: needles(
+            params.stop.map(OneOrMany::into_vec).unwrap_or_default(),
+            params.regex,
+        ),
+        match_case: params.match_case,
+        since,
+        include_screen: params.include_screen,
+        timeout: server.wait_time(params.timeout_s),
+    };
+    let what = format!("waiting for text in {pane}");
+    let settle = crate::awaiting::settle(params.input_settle_ms);
+    let report = call
+        .run(
+            &what,
+            spec.timeout,
+            server.engine.wait_for_text_or_input(pane, &spec, settle),
+        )
+        .await??;
+    wait_done(server, pane, report, params.max_tokens)
+}
+
+/// `wait_for_idle`.
+pub(crate) struct WaitForIdle;
+
+/// Arguments of `wait_for_idle`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForIdleParams {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Milliseconds of silence (default 500).
+    #[schemars(range(min = 10, max = 600000))]
+    pub quiet_ms: Option<u64>,
+    /// Default 30.
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
+    /// (default 300; 0: off).
+    #[schemars(range(min = 0, max = 600000))]
+    pub input_settle_ms: Option<u64>,
+}
+
+impl Tool for WaitForIdle {
+    const NAME: &'static str = "wait_for_idle";
+    const TITLE: &'static str = "Wait for a pane to go quiet";
+    const DESCRIPTION: &'static str = "Wait until a pane prints nothing for `quiet_ms`, when you \
+        cannot know what it prints last (an installer, a redrawing REPL); else prefer \
+        wait_for_text.";
+    const TOOLSET: Toolset = Toolset::ReadOnly;
+    const EFFECT: Effect = Effect::Reads;
+    type Params = WaitForIdleParams;
+    type Output = WaitEntry;
+
+    async fn call(
+        server: &TermpilotServer,
+        params: WaitForIdleParams,
+        call: &CallContext,
+    ) -> Outcome {
+        wait_for_idle(server, params, call).await
+    }
+}
+
+pub(crate) async fn wait_for_idle(
+    server: &TermpilotServer,
+    params: WaitForIdleParams,
+    call: &CallContext,
+) -> Result<Done> {
+    let pane = pane(server, &params.pane).await?;
+    let quiet = std::time::Duration::from_millis(params.quiet_ms.unwrap_or(500));
+    let timeout = server.wait_time(params.timeout_s);
+    let what = format!("waiting for {pane} to go quiet");
+    let settle = crate::awaiting::settle(params.input_settle_ms);
+    let report = call
+        .run(
+            &what,
+            timeout,
+            server
+                .engine
+                .wait_for_idle_or_input(pane, quiet, timeout, settle),
+        )
+        .await??;
+    wait_done(server, pane, report, None)
+}
+
+fn wait_done(
+    server: &TermpilotServer,
+    pane: termpilot_tmux::PaneId,
+    report: WaitReport,
+    max_tokens: Option<u32>,
+) -> Result<Done> {
+    let budget = server.budget(max_tokens, Some(TAIL_TOKENS));
+    let tail = server.fit_text(&report.tail.join("\n"), &budget)?;
+    let found = report.found.as_ref();
+    let input = crate::awaiting::InputFields::new(report.input.as_ref());
+    let entry = WaitEntry {
+        pane: pane.to_string(),
+        outcome: outcome_name(report.outcome).to_owned(),
+        matched: found.map(|f| f.text.clone()),
+        line: found.map(|f| f.line.clone()),
+        pattern_index: found.map(|f| f.index),
+        on_screen: found.is_some_and(|f| f.on_screen),
+        elapsed_s: report.elapsed.as_secs_f64(),
+        cursor: address::cursor_text(report.cursor),
+        lost_bytes: report.lost_bytes,
+        tail: tail.text,
+        alternate_screen: report.alternate_screen,
+        in_mode: report.in_mode,
+        prompt: input.prompt,
+        secret: input.secret,
+        line_mode: input.line_mode,
+        program: input.program,
+    };
+    let mut text = format!("{} after {:.3} s", entry.outcome, entry.elapsed_s);
+    if let Some(input) = &report.input {
+        text.push_str(&crate::awaiting::describe(input));
+    }
+    if let Some(line) = &entry.line {
+        text.push_str(&format!(": {line}"));
+    }
+    if entry.lost_bytes > 0 {
+        text.push_str(&format!(
+            " ({} bytes of output were lost)",
+            entry.lost_bytes
+        ));
+    }
+    if entry.alternate_screen {
+        text.push_str(" [full-screen program]");
+    }
+    if entry.in_mode {
+        text.push_str(" [pane in copy mode]");
+    }
+    text.push_str(&format!(
+        "\ncursor {}\n--- last output ---\n{}",
+        entry.cursor, entry.tail
+    ));
+    Done::new(&entry, text)
+}
+
+/// `wait_for_channel`.
+pub(crate) struct WaitForChannel;
+
+/// Arguments of `wait_for_channel`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForChannelParams {
+    /// Channel name (tmux wait-for -S NAME).
+    #[schemars(length(min = 1, max = 128))]
+    pub channel: String,
+    /// Default 30.
+    #[schemars(range(min = 0.001, max = 86400.0))]
+    pub timeout_s: Option<f64>,
+}
+
+/// Result of `wait_for_channel` and `signal_channel`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ChannelEntry {
+    /// The channel.
+    pub channel: String,
+    /// "signalled", "timeout", "server_exited", or "sent" (signal_channel).
+    pub outcome: String,
+    /// Seconds the call took.
+    pub elapsed_s: f64,
+}
+
+impl Tool for WaitForChannel {
+    const NAME: &'static str = "wait_for_channel";
+    const TITLE: &'static str = "Wait for a tmux channel";
+    const DESCRIPTION: &'static str = "Wait until a tmux wait-for channel is signalled, e.g. by \
+        `make; tmux wait-for -S built` typed in a pane. Tells a signal from the tmux server \
+        exiting.";
+    const TOOLSET: Toolset = Toolset::ReadOnly;
+    const EFFECT: Effect = Effect::Reads;
+    type Params = WaitForChannelParams;
+    type Output = ChannelEntry;
+
+    async fn call(
+        server: &TermpilotServer,
+        params: WaitForChannelParams,
+        call: &CallContext,
+    ) -> Outcome {
+        wait_for_channel(server, params, call).await
+    }
+}
+
+pub(crate) async fn wait_for_channel(
+    server: &TermpilotServer,
+    params: WaitForChannelParams,
+    call: &CallContext,
+) -> Result<Done> {
+    let started = Instant::now();
+    let timeout = server.wait_time(params.timeout_s);
+    let what = format!("waiting for channel {}", params.channel);
+    let outcome = call
+        .run(
+            &what,
+            timeout,
+            server.engine.wait_for_channel(&params.channel, timeout),
+        )
+        .await??;
+    let outcome = match outcome {
+        ChannelOutcome::Signalled => "signalled",
+        ChannelOutcome::Timeout => "timeout",
+        ChannelOutcome::ServerExited => "server_exited",
+    };
+    channel_done(params.channel, outcome, started)
+}
+
+/// `signal_channel`.
+pub(crate) struct SignalChannel;
+
+/// Arguments of `signal_channel`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalChannelParams {
+    /// Channel name.
+    #[schemars(length(min = 1, max = 128))]
+    pub channel: String,
+}
+
+impl Tool for SignalChannel {
+    const NAME: &'static str = "signal_channel";
+    const TITLE: &'static str = "Signal a tmux channel";
+    const DESCRIPTION: &'static str = "Signal a tmux wait-for channel, waking its waiters (a \
+        script in a pane, or wait_for_channel); with none, the next waiter wakes at once.";
+    const TOOLSET: Toolset = Toolset::Input;
+    const EFFECT: Effect = Effect::Writes;
+    type Params = SignalChannelParams;
+    type Output = ChannelEntry;
+
+    async fn call(
+        server: &TermpilotServer,
+        params: SignalChannelParams,
+        _: &CallContext,
+    ) -> Outcome {
+        signal_channel(server, params).await
+    }
+}
+
+pub(crate) async fn signal_channel(
+    server: &TermpilotServer,
+    params: SignalChannelParams,
+) -> Result<Done> {
+    let started = Instant::now();
+    server.engine.signal_channel(&params.channel).await?;
+    channel_done(params.channel, "sent", started)
+}
+
+fn channel_done(channel: String, outcome: &str, started: Instant) -> Result<Done> {
+    let entry = ChannelEntry {
+        channel,
+        outcome: outcome.to_owned(),
+        elapsed_s: started.elapsed().as_secs_f64(),
+    };
+    let text = format!("channel {}: {}", entry.channel, entry.outcome);
+    Done::new(&entry, text)
+}
