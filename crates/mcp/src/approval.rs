@@ -11,7 +11,7 @@ use rmcp::model::{
 };
 use rmcp::service::Peer;
 use serde_json::Value;
-use termpilot_tmux::{Engine, PaneScope};
+use termpilot_tmux::PaneScope;
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::Approval;
@@ -86,7 +86,7 @@ impl Piece {
 /// question; `Ok` when none matches or the person approved.
 pub(crate) async fn approve(
     confirm: &Confirm,
-    engine: &Engine,
+    server: &crate::server::TermpilotServer,
     peer: &Peer<RoleServer>,
     cancelled: &CancellationToken,
     pieces: &[Piece],
@@ -116,7 +116,7 @@ pub(crate) async fn approve(
         };
         return (Err(ToolError::Refused(refusal)), approval);
     }
-    let message = question(engine, &matched).await;
+    let message = question(server, &matched).await;
     let answer = tokio::select! {
         answer = ask(peer, message) => answer,
         () = cancelled.cancelled() => Err("cancelled by the client".to_owned()),
@@ -208,9 +208,7 @@ async fn ask(peer: &Peer<RoleServer>, message: String) -> Result<Answer, String>
 
 /// The question: each pane (with its session, program and host) and the
 /// exact text it would get.
-async fn question(engine: &Engine, matched: &[(&Piece, &Regex)]) -> String {
-    let panes = engine.list_panes(&PaneScope::All).await.unwrap_or_default();
-    let host = host_name();
+async fn question(server: &crate::server::TermpilotServer, matched: &[(&Piece, &Regex)]) -> String {
     let mut message = if matched.len() == 1 {
         "An AI agent wants to type this into a terminal. Approve?\n".to_owned()
     } else {
@@ -220,14 +218,32 @@ async fn question(engine: &Engine, matched: &[(&Piece, &Regex)]) -> String {
         )
     };
     for (piece, pattern) in matched {
-        let resolved = match engine.resolve_pane(&piece.pane).await {
-            Ok(id) => panes.iter().find(|p| p.id == id),
+        let (named, target) = crate::address::split(server, &piece.pane);
+        // This machine by its hostname; another by the name it was given.
+        let host = if named == crate::address::Host::local() {
+            host_name()
+        } else {
+            format!("{} (a --host)", named.name())
+        };
+        let resolved = match named.engine(server).await {
+            Ok(engine) => match engine.resolve_pane(target).await {
+                Ok(id) => engine
+                    .list_panes(&PaneScope::All)
+                    .await
+                    .unwrap_or_default()
+                    .into_iter()
+                    .find(|p| p.id == id),
+                Err(_) => None,
+            },
             Err(_) => None,
         };
         let place = match resolved {
             Some(p) => format!(
                 "pane {} (session {}, window {}, running {}, on host {host})",
-                p.id, p.session_name, p.window_index, p.current_command
+                named.qualify(p.id),
+                p.session_name,
+                p.window_index,
+                p.current_command
             ),
             None => format!("pane {} (on host {host})", piece.pane),
         };

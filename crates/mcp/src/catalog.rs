@@ -31,7 +31,8 @@ pub(crate) const INSTRUCTIONS: &str = "termpilot gives you real terminals in tmu
     - Targets: `pane` is a pane id such as %3 (stable; from list_panes or a create tool) or \
     session:window.pane such as work:1.0; `session` an exact name or id ($1); `window` \
     session:window (work:1) or id (@3). Relative or special targets (., -, +, {next}, ^) are \
-    refused.\n\
+    refused. On another host (list_sessions shows each entry's `host`) every id and target \
+    starts with the host's name: build/%3, build/work:1.0.\n\
     - Cursors: send_keys, paste_text, captures and waits return a `cursor`, a position in the \
     pane's output. Pass it as `since` to a wait or as `cursor` to capture_since to get exactly \
     the output after it, even what scrolled past.\n\

@@ -71,9 +71,10 @@ pub(crate) async fn admit(
         // A batch's own operations are checked as they resolve their panes
         // (a pane outside fails its operation, as a missing one does).
         for (kind, target) in targets(arguments, false) {
+            let on = crate::address::target(server, &target).await?;
             oversight
                 .scope
-                .check(&server.engine, tool, kind, &target)
+                .check(&on.engine, tool, kind, on.target)
                 .await?;
         }
     }
@@ -83,7 +84,7 @@ pub(crate) async fn admit(
     let pieces = approval::pieces(tool, arguments);
     let (result, answer) = approval::approve(
         &oversight.confirm,
-        &server.engine,
+        server,
         call.peer(),
         &call.cancellation(),
         &pieces,

@@ -16,7 +16,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
 use termpilot_render::OutputStore;
-use termpilot_tmux::Engine;
+use termpilot_tmux::{Engine, HostOptions, Hosts};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Spec};
@@ -65,7 +65,10 @@ impl Default for ServerOptions {
 /// The termpilot MCP server.
 #[derive(Clone)]
 pub struct TermpilotServer {
+    /// The engine of the local host.
     pub(crate) engine: Engine,
+    /// Every host, the local one first; others connect on first use.
+    pub(crate) hosts: Arc<Hosts>,
     pub(crate) options: Arc<ServerOptions>,
     validators: Arc<Validators>,
     /// Full texts of cut results. A std `Mutex`: each use is one short file
@@ -87,13 +90,23 @@ impl TermpilotServer {
             options.kept_output_bytes,
             options.keep_outputs,
         )?;
+        let hosts = Hosts::new(engine.config().clone(), &[], &HostOptions::default())
+            .expect("no hosts to refuse");
         Ok(TermpilotServer {
             engine,
+            hosts: Arc::new(hosts),
             options: Arc::new(options),
             validators: Arc::new(Validators::new()),
             store: Arc::new(Mutex::new(store)),
             oversight: Arc::new(Oversight::default()),
         })
+    }
+
+    /// The same server with hosts besides the local one (see
+    /// [`termpilot_tmux::Hosts`]); the local host stays this server's engine.
+    pub fn with_hosts(mut self, hosts: Hosts) -> Self {
+        self.hosts = Arc::new(hosts);
+        self
     }
 
     /// The same server with the operator's scope, approvals and audit log.

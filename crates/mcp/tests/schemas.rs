@@ -203,7 +203,19 @@ fn optional_arguments_and_nullable_results_have_plain_shapes() {
 
     let sessions = Value::Object(find("list_sessions").input_schema.as_ref().clone());
     assert_eq!(sessions["type"], "object");
-    assert_eq!(sessions["properties"], serde_json::json!({}));
+    // Its one argument, `host`, is an optional plain string.
+    let properties = sessions["properties"].as_object().expect("properties");
+    assert_eq!(
+        properties.keys().collect::<Vec<_>>(),
+        ["host"],
+        "{sessions}"
+    );
+    assert_eq!(sessions["properties"]["host"]["type"], "string");
+    assert!(
+        sessions
+            .get("required")
+            .is_none_or(|r| r.as_array().is_some_and(Vec::is_empty))
+    );
 
     let run = find("run_command").output_schema.clone().expect("output");
     let exit = &run["properties"]["exit_code"];

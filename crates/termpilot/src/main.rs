@@ -14,7 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use server_args::ServerSelection;
 use termpilot_mcp::http::{self, HttpOptions};
 use termpilot_mcp::{ServerOptions, TermpilotServer, Toolsets};
-use termpilot_tmux::Engine;
+use termpilot_tmux::{Engine, Hosts};
 use tokio_util::sync::CancellationToken;
 
 /// Real terminals for AI agents: an MCP server over tmux.
@@ -194,8 +194,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         keep_outputs: args.keep_outputs,
         secrets,
     };
+    // ssh's master connections put their sockets in a directory of this
+    // process's own, removed when serve ends.
+    let control_dir = tempfile::Builder::new()
+        .prefix("termpilot-ssh-")
+        .tempdir()
+        .context("cannot make a directory for ssh's connection sockets")?;
+    let host_options = args.hosts.options(control_dir.path().to_owned())?;
+    let hosts = Hosts::new(engine.config().clone(), &args.hosts.hosts, &host_options)?;
+    if hosts.names().len() > 1 {
+        tracing::info!(hosts = ?hosts.names(), "hosts connect on first use");
+    }
     let server = TermpilotServer::new(engine, options)
         .context("cannot set up the kept-output directory")?
+        .with_hosts(hosts)
         .with_oversight(oversight);
     // On SIGTERM or SIGINT stop serving and return, so the kept outputs'
     // directory is removed as on a normal end of input.

@@ -92,16 +92,17 @@ impl fmt::Display for HostSpec {
     }
 }
 
-/// A host name: letters, digits, `-` and `_`, at most 64, not `local`.
+/// A host name: letters, digits, `-` and `_`, at most 32 (ids carry it),
+/// not `local`.
 fn check_name(name: &str) -> std::result::Result<(), String> {
     let fine = !name.is_empty()
-        && name.len() <= 64
+        && name.len() <= 32
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
     if !fine {
         return Err(format!(
-            "{name:?} is not a host name: use letters, digits, - and _ (at most 64)"
+            "{name:?} is not a host name: use letters, digits, - and _ (at most 32)"
         ));
     }
     if name == LOCAL {
@@ -121,6 +122,16 @@ pub struct HostOptions {
     pub timeout: Duration,
     /// Where ssh's master connection sockets live (private to this process).
     pub control_dir: PathBuf,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions {
+            ssh_config: None,
+            timeout: DEFAULT_HOST_TIMEOUT,
+            control_dir: std::env::temp_dir(),
+        }
+    }
 }
 
 struct Host {

@@ -17,7 +17,7 @@ use super::input::{
     PasteText, PasteTextParams, SendKeys, SendKeysParams, checked_input, refuse_nul, sent,
 };
 use super::waits::{self, WaitForIdle, WaitForIdleParams, WaitForText, WaitForTextParams};
-use crate::address;
+use crate::address::{self, Host};
 use crate::approval::Piece;
 use crate::catalog::{self, Effect, Nested, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -328,23 +328,58 @@ const RUN_BATCH_TOKENS: u32 = 4_000;
 /// any other error refuses the whole batch, naming the field.
 async fn batch_pane(
     server: &TermpilotServer,
+    host: &Batch,
     target: &str,
     field: &str,
 ) -> Result<termpilot_tmux::Result<PaneId>> {
     let scope = &server.oversight.scope;
-    match scope.resolve_pane(&server.engine, target).await {
+    let (_, target) = address::split(server, target);
+    match scope.resolve_pane(&host.engine, target).await {
         Ok(pane) => Ok(Ok(pane)),
         Err(error @ Error::NotFound { .. }) => Ok(Err(error)),
         Err(error) => Err(ToolError::refused(format!("{field}: {error}"))),
     }
 }
 
+/// The host every keystroke operation of a batch is on, and its engine:
+/// keystrokes go out as chains through one host's connection.
+struct Batch {
+    host: Host,
+    engine: termpilot_tmux::Engine,
+}
+
+/// The one host of `targets` (local when there are none); a batch whose
+/// keystrokes go to several hosts is refused.
+async fn batch_host<'a>(
+    server: &TermpilotServer,
+    targets: impl Iterator<Item = &'a str>,
+) -> Result<Batch> {
+    let mut host: Option<Host> = None;
+    for target in targets {
+        let (this, _) = address::split(server, target);
+        match &host {
+            None => host = Some(this),
+            Some(first) if *first != this => {
+                return Err(ToolError::refused(format!(
+                    "a batch types into one host's panes, but it names hosts {} and {};                      send one batch per host",
+                    first.name(),
+                    this.name()
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    let host = host.unwrap_or_default();
+    let engine = host.engine(server).await?;
+    Ok(Batch { host, engine })
+}
+
 /// How an operation's pane is reported: its id, or the target as the caller
 /// wrote it when that named no pane.
-fn pane_name(op: &BatchOp, target: &str) -> String {
+fn pane_name(host: &Host, op: &BatchOp, target: &str) -> String {
     op.pane
         .as_ref()
-        .map_or_else(|_| target.to_owned(), PaneId::to_string)
+        .map_or_else(|_| target.to_owned(), |pane| host.qualify(pane))
 }
 
 /// Where a batch stopped: nowhere if every operation was tried; else, with
@@ -381,10 +416,12 @@ async fn send_keys_batch(
         .map(|op| op.text.as_ref().map_or(0, String::len))
         .sum();
     check_text_total(total)?;
+    let batch = batch_host(server, params.operations.iter().map(|op| op.pane.as_str())).await?;
     let mut ops = Vec::with_capacity(params.operations.len());
     for (index, op) in params.operations.iter().enumerate() {
         let input = checked_input(op, &format!("operations[{index}]."))?;
-        let pane = batch_pane(server, &op.pane, &format!("operations[{index}].pane")).await?;
+        let field = format!("operations[{index}].pane");
+        let pane = batch_pane(server, &batch, &op.pane, &field).await?;
         ops.push(BatchOp {
             pane,
             keys: Keystrokes::Type(input),
@@ -395,7 +432,7 @@ async fn send_keys_batch(
         before: 0,
         total: ops.len(),
     };
-    let reports = run_ops(server, &ops, params.on_error, call, count).await?;
+    let reports = run_ops(&batch, &ops, params.on_error, call, count).await?;
     let tried: Vec<bool> = reports
         .iter()
         .map(|r| !matches!(r.status, OpStatus::Skipped))
@@ -406,7 +443,7 @@ async fn send_keys_batch(
         .zip(targets)
         .zip(reports)
         .enumerate()
-        .map(|(index, ((op, target), report))| op_entry(index, op, target, report))
+        .map(|(index, ((op, target), report))| op_entry(&batch.host, index, op, target, report))
         .collect();
     let ok: Vec<bool> = results.iter().map(|r| r.ok).collect();
     let succeeded = ok.iter().filter(|ok| **ok).count();
@@ -434,9 +471,15 @@ async fn send_keys_batch(
     Done::new(&entry, text)
 }
 
-fn op_entry(index: usize, op: &BatchOp, target: &str, report: termpilot_tmux::OpReport) -> OpEntry {
+fn op_entry(
+    host: &Host,
+    index: usize,
+    op: &BatchOp,
+    target: &str,
+    report: termpilot_tmux::OpReport,
+) -> OpEntry {
     let (error, cursor) = match (report.status, &op.pane) {
-        (OpStatus::Done { cursor }, Ok(_)) => (None, Some(address::cursor_text(cursor))),
+        (OpStatus::Done { cursor }, Ok(_)) => (None, Some(host.qualify(cursor))),
         // The engine sends nothing to a target that named no pane.
         (OpStatus::Done { .. }, Err(error)) => (Some(error.to_string()), None),
         (OpStatus::Failed(error), _) => (Some(error.to_string()), None),
@@ -447,7 +490,7 @@ fn op_entry(index: usize, op: &BatchOp, target: &str, report: termpilot_tmux::Op
     };
     OpEntry {
         index,
-        pane: pane_name(op, target),
+        pane: pane_name(host, op, target),
         ok: error.is_none(),
         error,
         elapsed_s: report.elapsed.as_secs_f64(),
@@ -467,7 +510,7 @@ struct Count {
 /// Sends `ops` through the engine, reporting progress (as `count` says) and
 /// honouring cancellation between chains.
 async fn run_ops(
-    server: &TermpilotServer,
+    batch: &Batch,
     ops: &[BatchOp],
     on_error: OnError,
     call: &CallContext,
@@ -475,7 +518,7 @@ async fn run_ops(
 ) -> Result<Vec<termpilot_tmux::OpReport>> {
     let (done_tx, done_rx) = watch::channel(count.before);
     let cancel = call.cancellation();
-    let work = server
+    let work = batch
         .engine
         .send_batch(ops, on_error == OnError::Stop, &cancel, |done| {
             done_tx.send_replace(count.before + done);
@@ -541,6 +584,7 @@ fn returns_text(step: &BatchStep) -> bool {
 /// Checks everything that can be checked before any step runs.
 async fn validate_steps(
     server: &TermpilotServer,
+    batch: &Batch,
     steps: &[BatchStep],
 ) -> Result<Vec<Option<BatchOp>>> {
     let mut total = 0;
@@ -551,7 +595,7 @@ async fn validate_steps(
             BatchStep::SendKeys(p) => {
                 total += p.text.as_ref().map_or(0, String::len);
                 let input = checked_input(p, &prefix)?;
-                let pane = batch_pane(server, &p.pane, &format!("{prefix}pane")).await?;
+                let pane = batch_pane(server, batch, &p.pane, &format!("{prefix}pane")).await?;
                 Some(BatchOp {
                     pane,
                     keys: Keystrokes::Type(input),
@@ -560,7 +604,7 @@ async fn validate_steps(
             BatchStep::PasteText(p) => {
                 total += p.text.len();
                 refuse_nul(&format!("{prefix}text"), &p.text)?;
-                let pane = batch_pane(server, &p.pane, &format!("{prefix}pane")).await?;
+                let pane = batch_pane(server, batch, &p.pane, &format!("{prefix}pane")).await?;
                 let keys = Keystrokes::Paste {
                     text: p.text.clone(),
                     bracketed: p.bracketed,
@@ -582,7 +626,13 @@ async fn run_batch(
     call: &CallContext,
 ) -> Result<Done> {
     let started = Instant::now();
-    let ops = validate_steps(server, &params.steps).await?;
+    let keystroke_panes = params.steps.iter().filter_map(|step| match step {
+        BatchStep::SendKeys(p) => Some(p.pane.as_str()),
+        BatchStep::PasteText(p) => Some(p.pane.as_str()),
+        _ => None,
+    });
+    let batch = batch_host(server, keystroke_panes).await?;
+    let ops = validate_steps(server, &batch, &params.steps).await?;
     let texts = params
         .steps
         .iter()
@@ -610,7 +660,7 @@ async fn run_batch(
                 chain.push((i, next.expect("keystrokes")));
             }
             let failed =
-                run_chain(server, chain, stop, call, &mut entries, &mut cursors, n).await?;
+                run_chain(&batch, chain, stop, call, &mut entries, &mut cursors, n).await?;
             halted = failed && stop;
         } else {
             let name = op_name(&step);
@@ -632,7 +682,7 @@ async fn run_batch(
 }
 
 async fn run_chain(
-    server: &TermpilotServer,
+    batch: &Batch,
     chain: Vec<(usize, BatchOp)>,
     stop: bool,
     call: &CallContext,
@@ -651,7 +701,7 @@ async fn run_chain(
         before: entries.len(),
         total,
     };
-    let reports = run_ops(server, &ops, on_error, call, count).await?;
+    let reports = run_ops(batch, &ops, on_error, call, count).await?;
     let mut failed = false;
     for ((index, op), report) in chain.into_iter().zip(reports) {
         let name = match op.keys {
@@ -659,7 +709,14 @@ async fn run_chain(
             Keystrokes::Paste { .. } => PasteText::NAME,
         };
         let result = match (report.status, op.pane) {
-            (OpStatus::Done { cursor }, Ok(pane)) => sent(pane, cursor).map(|done| (name, done)),
+            (OpStatus::Done { cursor }, Ok(id)) => {
+                let pane = address::Pane {
+                    host: batch.host.clone(),
+                    engine: batch.engine.clone(),
+                    id,
+                };
+                sent(&pane, cursor).map(|done| (name, done))
+            }
             // The engine sends nothing to a target that named no pane.
             (OpStatus::Done { .. }, Err(error)) | (OpStatus::Failed(error), _) => Err(error.into()),
             (OpStatus::Skipped, _) => {

@@ -3,9 +3,9 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_tmux::{Capture, PaneId, Scrollback, Since};
+use termpilot_tmux::{Capture, Scrollback, Since};
 
-use crate::address::{self, pane};
+use crate::address::{Pane, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolError;
 use crate::server::{CallContext, Done, TermpilotServer};
@@ -96,8 +96,8 @@ impl Tool for CapturePane {
 pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Outcome {
     let pane = pane(server, &params.pane).await?;
     let scrollback = scrollback(params.scrollback);
-    let capture = server.engine.capture(pane, scrollback).await?;
-    captured(server, capture, scrollback, params.max_tokens)
+    let capture = pane.engine.capture(pane.id, scrollback).await?;
+    captured(server, &pane, capture, scrollback, params.max_tokens)
 }
 
 /// How much history a `scrollback` argument asks for.
@@ -113,6 +113,7 @@ pub(crate) fn scrollback(argument: Option<ScrollbackArg>) -> Scrollback {
 /// The result of `capture_pane`: the capture cut to `max_tokens`.
 pub(crate) fn captured(
     server: &TermpilotServer,
+    pane: &Pane,
     capture: Capture,
     scrollback: Scrollback,
     max_tokens: Option<u32>,
@@ -136,14 +137,14 @@ pub(crate) fn captured(
     }
     let rendered = server.fit_text(&screen, &budget)?;
     let entry = CaptureEntry {
-        pane: capture.pane.to_string(),
+        pane: pane.to_string(),
         text: rendered.text.clone(),
         truncated: rendered.truncated,
         total_lines: rendered.total_lines,
         omitted_lines: rendered.omitted_lines,
         omitted_bytes: rendered.omitted_bytes,
         output_id: rendered.output_id.clone(),
-        cursor: address::cursor_text(capture.cursor),
+        cursor: pane.cursor_text(capture.cursor),
         alternate_screen: capture.alternate_screen,
         in_mode: capture.in_mode,
         history_size: capture.history_size,
@@ -227,15 +228,15 @@ impl Tool for CaptureSince {
 
 pub(crate) async fn capture_since(server: &TermpilotServer, params: CaptureSinceParams) -> Outcome {
     let pane = pane(server, &params.pane).await?;
-    let since = address::cursor(&params.cursor)?;
-    let read = server.engine.read_since(pane, since).await?;
-    read_since(server, pane, read, params.max_tokens)
+    let since = pane.cursor(server, &params.cursor)?;
+    let read = pane.engine.read_since(pane.id, since).await?;
+    read_since(server, &pane, read, params.max_tokens)
 }
 
 /// The result of `capture_since`: what was read, cut to `max_tokens`.
 pub(crate) fn read_since(
     server: &TermpilotServer,
-    pane: PaneId,
+    pane: &Pane,
     read: Since,
     max_tokens: Option<u32>,
 ) -> Outcome {
@@ -251,7 +252,7 @@ pub(crate) fn read_since(
         omitted_bytes: fitted.omitted_bytes,
         output_id: fitted.output_id.clone(),
         lost_bytes: lost,
-        cursor: address::cursor_text(read.cursor),
+        cursor: pane.cursor_text(read.cursor),
     };
     let lost_note = if lost > 0 {
         format!("[{lost} bytes of output after the cursor were lost: the journal dropped them]\n")

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use termpilot_tmux::CommandReport;
 
-use crate::address::{self, pane};
+use crate::address::{self, Host, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -134,15 +134,15 @@ pub(crate) async fn run_command(
         .run(
             &what,
             timeout,
-            server.engine.run_command_or_input(
-                pane,
+            pane.engine.run_command_or_input(
+                pane.id,
                 &params.command,
                 timeout,
                 crate::awaiting::settle(params.input_settle_ms),
             ),
         )
         .await??;
-    command_done(server, report, params.max_tokens)
+    command_done(server, &pane.host, report, params.max_tokens)
 }
 
 /// `wait_for_command`.
@@ -194,22 +194,25 @@ pub(crate) async fn wait_for_command(
 ) -> Result<Done> {
     let timeout = server.wait_time(params.timeout_s);
     let what = format!("waiting for command {}", params.command_id);
+    let (host, id) = address::split(server, &params.command_id);
+    let engine = host.engine(server).await?;
     let report = call
         .run(
             &what,
             timeout,
-            server.engine.wait_for_command_or_input(
-                &params.command_id,
+            engine.wait_for_command_or_input(
+                id,
                 timeout,
                 crate::awaiting::settle(params.input_settle_ms),
             ),
         )
         .await??;
-    command_done(server, report, params.max_tokens)
+    command_done(server, &host, report, params.max_tokens)
 }
 
 fn command_done(
     server: &TermpilotServer,
+    host: &Host,
     report: CommandReport,
     max_tokens: Option<u32>,
 ) -> Result<Done> {
@@ -219,18 +222,18 @@ fn command_done(
     let timed_out = report.exit_code.is_none() && !report.interrupted && !awaiting;
     let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = CommandEntry {
-        pane: report.pane.to_string(),
+        pane: host.qualify(report.pane),
         exit_code: report.exit_code,
         timed_out,
         interrupted: report.interrupted,
-        command_id: (timed_out || awaiting).then(|| report.id.clone()),
+        command_id: (timed_out || awaiting).then(|| address::command_id(host, &report.id)),
         output: output.text.clone(),
         truncated: output.truncated,
         total_lines: output.total_lines,
         output_id: output.output_id.clone(),
         lost_bytes: report.lost_bytes,
         elapsed_s: report.elapsed.as_secs_f64(),
-        cursor: address::cursor_text(report.cursor),
+        cursor: host.qualify(report.cursor),
         awaiting_input: awaiting,
         prompt: input.prompt,
         secret: input.secret,

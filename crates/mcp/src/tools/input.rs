@@ -3,9 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{Cursor, Input, Key, PaneId};
+use termpilot_tmux::{Cursor, Input, Key};
 
-use crate::address::{self, pane};
+use crate::address::{Pane, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -27,10 +27,10 @@ pub struct SentEntry {
 }
 
 /// The result of a tool that typed into `pane`.
-pub(crate) fn sent(pane: PaneId, cursor: Cursor) -> Outcome {
+pub(crate) fn sent(pane: &Pane, cursor: Cursor) -> Outcome {
     let entry = SentEntry {
         pane: pane.to_string(),
-        cursor: address::cursor_text(cursor),
+        cursor: pane.cursor_text(cursor),
     };
     let text = format!("sent to {}; cursor {}", entry.pane, entry.cursor);
     Done::new(&entry, text)
@@ -86,8 +86,8 @@ impl Tool for SendKeys {
     async fn call(server: &TermpilotServer, params: SendKeysParams, _: &CallContext) -> Outcome {
         let input = checked_input(&params, "")?;
         let pane = pane(server, &params.pane).await?;
-        let cursor = server.engine.send_input(pane, &input).await?;
-        sent(pane, cursor)
+        let cursor = pane.engine.send_input(pane.id, &input).await?;
+        sent(&pane, cursor)
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {
@@ -175,11 +175,11 @@ impl Tool for PasteText {
     async fn call(server: &TermpilotServer, params: PasteTextParams, _: &CallContext) -> Outcome {
         refuse_nul("text", &params.text)?;
         let pane = pane(server, &params.pane).await?;
-        let cursor = server
+        let cursor = pane
             .engine
-            .paste(pane, &params.text, params.bracketed, params.enter)
+            .paste(pane.id, &params.text, params.bracketed, params.enter)
             .await?;
-        sent(pane, cursor)
+        sent(&pane, cursor)
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::Input;
 
-use crate::address::{self, pane};
+use crate::address::pane;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, TermpilotServer};
@@ -79,7 +79,7 @@ pub(crate) async fn type_secret(
         )));
     };
     let pane = pane(server, &params.pane).await?;
-    let awaiting = server.engine.awaiting_input(pane).await?;
+    let awaiting = pane.engine.awaiting_input(pane.id).await?;
     match awaiting {
         None => {
             return Err(ToolError::refused(format!(
@@ -101,11 +101,11 @@ pub(crate) async fn type_secret(
         keys: Vec::new(),
         enter: params.enter,
     };
-    let cursor = server.engine.send_input(pane, &input).await?;
+    let cursor = pane.engine.send_input(pane.id, &input).await?;
     let entry = SecretTypedEntry {
         pane: pane.to_string(),
         name: secret.name().to_owned(),
-        cursor: address::cursor_text(cursor),
+        cursor: pane.cursor_text(cursor),
     };
     let text = format!("typed secret {} into {pane}", entry.name);
     Done::new(&entry, text)

@@ -9,6 +9,7 @@ use termpilot_tmux::{
 };
 
 use super::input::refuse_nul;
+use crate::address::{self, Host};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::scope::Scope;
@@ -18,25 +19,42 @@ use crate::toolset::Toolset;
 /// Most environment variables given to a new session, window or pane.
 pub const MAX_ENV: usize = 64;
 
-/// No arguments.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoParams {}
-
 /// `list_sessions`.
 pub(crate) struct ListSessions;
+
+/// Arguments of `list_sessions`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListSessionsParams {
+    /// Only this host's sessions ("local" or a host given with --host); default every host.
+    #[schemars(length(min = 1, max = 64))]
+    pub host: Option<String>,
+}
 
 /// Result of `list_sessions`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionList {
-    /// The sessions of the tmux server.
+    /// The sessions of the tmux servers.
     pub sessions: Vec<SessionEntry>,
+    /// Hosts that could not be reached, with why; their sessions are not listed.
+    pub unreachable: Vec<UnreachableHost>,
+}
+
+/// A host that could not be reached.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UnreachableHost {
+    /// The host's name.
+    pub host: String,
+    /// Why it could not be reached (ssh's own message, for an ssh host).
+    pub error: String,
 }
 
 /// One session.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionEntry {
-    /// Session id, e.g. "$0".
+    /// The host it runs on: "local", or a host given with --host.
+    pub host: String,
+    /// Session id, e.g. "$0" ("build/$0" on host build).
     pub id: String,
     /// Session name.
     pub name: String,
@@ -48,10 +66,11 @@ pub struct SessionEntry {
     pub created: u64,
 }
 
-impl From<SessionInfo> for SessionEntry {
-    fn from(info: SessionInfo) -> Self {
+impl SessionEntry {
+    fn new(host: &Host, info: SessionInfo) -> Self {
         SessionEntry {
-            id: info.id.to_string(),
+            host: host.name().to_owned(),
+            id: host.qualify(info.id),
             name: info.name,
             windows: info.windows,
             attached: info.attached,
@@ -67,13 +86,35 @@ impl Tool for ListSessions {
         "List tmux sessions with their window count and attached clients.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
-    type Params = NoParams;
+    type Params = ListSessionsParams;
     type Output = SessionList;
 
-    async fn call(server: &TermpilotServer, _: NoParams, _: &CallContext) -> Outcome {
-        let mut sessions = server.engine.list_sessions().await?;
-        sessions.retain(|s| server.oversight.scope.allows(&s.name));
-        let text = sessions
+    async fn call(
+        server: &TermpilotServer,
+        params: ListSessionsParams,
+        _: &CallContext,
+    ) -> Outcome {
+        let mut sessions = Vec::new();
+        let mut unreachable = Vec::new();
+        for (host, listed) in every_host(server, params.host.as_deref(), |engine| async move {
+            engine.list_sessions().await
+        })
+        .await?
+        {
+            match listed {
+                Ok(listed) => sessions.extend(
+                    listed
+                        .into_iter()
+                        .filter(|s| server.oversight.scope.allows(&s.name))
+                        .map(|s| SessionEntry::new(&host, s)),
+                ),
+                Err(error) => unreachable.push(UnreachableHost {
+                    host: host.name().to_owned(),
+                    error,
+                }),
+            }
+        }
+        let mut text = sessions
             .iter()
             .map(|s| {
                 format!(
@@ -81,12 +122,13 @@ impl Tool for ListSessions {
                     s.id, s.name, s.windows, s.attached
                 )
             })
-            .collect::<Vec<_>>()
-            .join("\n");
+            .collect::<Vec<_>>();
+        text.extend(unreachable_lines(&unreachable));
         let list = SessionList {
-            sessions: sessions.into_iter().map(Into::into).collect(),
+            sessions,
+            unreachable,
         };
-        Done::new(&list, text)
+        Done::new(&list, text.join("\n"))
     }
 }
 
@@ -97,6 +139,10 @@ pub(crate) struct ListPanes;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListPanesParams {
+    /// Only this host's panes ("local" or a host given with --host); default every host, or
+    /// the host `session` or `window` names.
+    #[schemars(length(min = 1, max = 64))]
+    pub host: Option<String>,
     /// Only this session's panes (exact name or id).
     #[schemars(length(min = 1, max = 256))]
     pub session: Option<String>,
@@ -108,14 +154,18 @@ pub struct ListPanesParams {
 /// Result of `list_panes`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PaneList {
-    /// The panes, in session, window and pane order.
+    /// The panes, in host, session, window and pane order.
     pub panes: Vec<PaneEntry>,
+    /// Hosts that could not be reached, with why; their panes are not listed.
+    pub unreachable: Vec<UnreachableHost>,
 }
 
 /// One pane.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PaneEntry {
-    /// Pane id, e.g. "%3": the stable way to address the pane.
+    /// The host it runs on: "local", or a host given with --host.
+    pub host: String,
+    /// Pane id, e.g. "%3" ("build/%3" on host build): the stable way to address the pane.
     pub id: String,
     /// Session id.
     pub session: String,
@@ -154,13 +204,14 @@ pub struct PaneEntry {
     pub held_by: Option<String>,
 }
 
-impl From<PaneInfo> for PaneEntry {
-    fn from(info: PaneInfo) -> Self {
+impl PaneEntry {
+    fn new(host: &Host, info: PaneInfo) -> Self {
         PaneEntry {
-            id: info.id.to_string(),
-            session: info.session.to_string(),
+            host: host.name().to_owned(),
+            id: host.qualify(info.id),
+            session: host.qualify(info.session),
             session_name: info.session_name,
-            window: info.window.to_string(),
+            window: host.qualify(info.window),
             window_index: info.window_index,
             window_name: info.window_name,
             index: info.index,
@@ -190,14 +241,50 @@ impl Tool for ListPanes {
     type Output = PaneList;
 
     async fn call(server: &TermpilotServer, params: ListPanesParams, _: &CallContext) -> Outcome {
-        let scope = match (params.window, params.session) {
-            (Some(window), _) => PaneScope::Window(window),
-            (None, Some(session)) => PaneScope::Session(session),
-            (None, None) => PaneScope::All,
+        // A session or window target names its host itself.
+        let (named, scope) = match (&params.window, &params.session) {
+            (Some(window), _) => {
+                let (host, window) = address::split(server, window);
+                (Some(host), PaneScope::Window(window.to_owned()))
+            }
+            (None, Some(session)) => {
+                let (host, session) = address::split(server, session);
+                (Some(host), PaneScope::Session(session.to_owned()))
+            }
+            (None, None) => (None, PaneScope::All),
         };
-        let mut panes = server.engine.list_panes(&scope).await?;
-        panes.retain(|p| server.oversight.scope.allows(&p.session_name));
-        let text = panes
+        let only = match (named, params.host.as_deref()) {
+            (Some(host), Some(asked)) if host.name() != asked => {
+                return Err(ToolError::refused(format!(
+                    "host: {asked:?}, but the target is on host {}",
+                    host.name()
+                )));
+            }
+            (Some(host), _) => Some(host.name().to_owned()),
+            (None, asked) => asked.map(str::to_owned),
+        };
+        let scope = &scope;
+        let mut panes = Vec::new();
+        let mut unreachable = Vec::new();
+        for (host, listed) in every_host(server, only.as_deref(), |engine| async move {
+            engine.list_panes(scope).await
+        })
+        .await?
+        {
+            match listed {
+                Ok(listed) => panes.extend(
+                    listed
+                        .into_iter()
+                        .filter(|p| server.oversight.scope.allows(&p.session_name))
+                        .map(|p| PaneEntry::new(&host, p)),
+                ),
+                Err(error) => unreachable.push(UnreachableHost {
+                    host: host.name().to_owned(),
+                    error,
+                }),
+            }
+        }
+        let mut text: Vec<String> = panes
             .iter()
             .map(|p| {
                 format!(
@@ -214,12 +301,10 @@ impl Tool for ListPanes {
                     if p.dead { " (dead)" } else { "" },
                 )
             })
-            .collect::<Vec<_>>()
-            .join("\n");
-        let list = PaneList {
-            panes: panes.into_iter().map(Into::into).collect(),
-        };
-        Done::new(&list, text)
+            .collect();
+        text.extend(unreachable_lines(&unreachable));
+        let list = PaneList { panes, unreachable };
+        Done::new(&list, text.join("\n"))
     }
 }
 
@@ -238,21 +323,21 @@ pub struct CreatedEntry {
     pub pane: String,
 }
 
-impl From<Created> for CreatedEntry {
-    fn from(created: Created) -> Self {
+impl CreatedEntry {
+    fn new(host: &Host, created: Created) -> Self {
         CreatedEntry {
-            session: created.session.to_string(),
+            session: host.qualify(created.session),
             session_name: created.session_name,
-            window: created.window.to_string(),
+            window: host.qualify(created.window),
             window_index: created.window_index,
-            pane: created.pane.to_string(),
+            pane: host.qualify(created.pane),
         }
     }
 }
 
-/// The result of a create tool.
-fn created(result: termpilot_tmux::Result<Created>) -> Outcome {
-    let entry = CreatedEntry::from(result?);
+/// The result of a create tool on `host`.
+fn created(host: &Host, result: termpilot_tmux::Result<Created>) -> Outcome {
+    let entry = CreatedEntry::new(host, result?);
     let text = format!(
         "created pane {} in window {} ({}:{}) of session {} ({})",
         entry.pane,
@@ -263,6 +348,56 @@ fn created(result: termpilot_tmux::Result<Created>) -> Outcome {
         entry.session_name
     );
     Done::new(&entry, text)
+}
+
+/// Runs `list` on every host (or only the one named), at once; a host that
+/// cannot be reached gives its error message instead, and the others are
+/// listed all the same. An unknown host name is refused.
+async fn every_host<T, F, Fut>(
+    server: &TermpilotServer,
+    only: Option<&str>,
+    list: F,
+) -> ToolResult<Vec<(Host, Result<T, String>)>>
+where
+    F: Fn(termpilot_tmux::Engine) -> Fut,
+    Fut: std::future::Future<Output = termpilot_tmux::Result<T>>,
+{
+    let hosts: Vec<Host> = match only {
+        Some(name) => vec![address::host_argument(server, Some(name))?],
+        None => server
+            .hosts
+            .names()
+            .iter()
+            .map(|n| Host::named(n))
+            .collect(),
+    };
+    // Every host at once: each listing waits on its own connection.
+    let listings = hosts.iter().map(|host| {
+        let list = &list;
+        async move {
+            let engine = host.engine(server).await?;
+            Ok::<T, ToolError>(list(engine).await?)
+        }
+    });
+    let results = futures_util::future::join_all(listings).await;
+    let mut out = Vec::with_capacity(hosts.len());
+    for (host, result) in hosts.into_iter().zip(results) {
+        match result {
+            Ok(listed) => out.push((host, Ok(listed))),
+            // The local server failing fails the call, as it always has;
+            // another host is reported as unreachable.
+            Err(error) if host == Host::local() => return Err(error),
+            Err(error) => out.push((host, Err(error.to_string()))),
+        }
+    }
+    Ok(out)
+}
+
+/// The lines a listing's text ends with for hosts it could not reach.
+fn unreachable_lines(unreachable: &[UnreachableHost]) -> impl Iterator<Item = String> + '_ {
+    unreachable
+        .iter()
+        .map(|u| format!("host {} unreachable: {}", u.host, u.error))
 }
 
 /// The `env` argument of a create tool, checked.
@@ -295,6 +430,9 @@ pub(crate) struct CreateSession;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSessionParams {
+    /// The host to create it on: "local" (default) or a host given with --host.
+    #[schemars(length(min = 1, max = 64))]
+    pub host: Option<String>,
     /// Unique name, kept exactly (default: tmux picks one). Refused: : . $ \ and control
     /// characters, and a first character among - + = ~ ! ^ { @ %.
     #[schemars(length(min = 1, max = 128))]
@@ -332,6 +470,18 @@ impl Tool for CreateSession {
         params: CreateSessionParams,
         _: &CallContext,
     ) -> Outcome {
+        let host = address::host_argument(server, params.host.as_deref())?;
+        if let Some(name) = &params.name
+            && let (named, _) = address::split(server, name)
+            && named != Host::local()
+        {
+            return Err(ToolError::refused(format!(
+                "name: {name:?} would read as a target on host {}; pick a name without \
+                 \"{}/\" in front",
+                named.name(),
+                named.name()
+            )));
+        }
         let options = NewSession {
             name: params.name,
             command: params.command,
@@ -340,7 +490,8 @@ impl Tool for CreateSession {
             width: params.width,
             height: params.height,
         };
-        created(server.engine.create_session(&options).await)
+        let engine = host.engine(server).await?;
+        created(&host, engine.create_session(&options).await)
     }
 
     fn admit(scope: &Scope, arguments: &serde_json::Value) -> ToolResult<()> {
@@ -390,14 +541,15 @@ impl Tool for CreateWindow {
         params: CreateWindowParams,
         _: &CallContext,
     ) -> Outcome {
+        let on = address::target(server, &params.session).await?;
         let options = NewWindow {
-            target: params.session,
+            target: on.target.to_owned(),
             name: params.name,
             command: params.command,
             cwd: params.cwd,
             env: env_pairs(params.env)?,
         };
-        created(server.engine.create_window(&options).await)
+        created(&on.host, on.engine.create_window(&options).await)
     }
 }
 
@@ -454,8 +606,9 @@ impl Tool for SplitPane {
     type Output = CreatedEntry;
 
     async fn call(server: &TermpilotServer, params: SplitPaneParams, _: &CallContext) -> Outcome {
+        let on = address::target(server, &params.pane).await?;
         let options = Split {
-            target: params.pane,
+            target: on.target.to_owned(),
             direction: match params.direction {
                 Direction::Right => SplitDirection::Right,
                 Direction::Left => SplitDirection::Left,
@@ -467,7 +620,7 @@ impl Tool for SplitPane {
             cwd: params.cwd,
             env: env_pairs(params.env)?,
         };
-        created(server.engine.split_pane(&options).await)
+        created(&on.host, on.engine.split_pane(&options).await)
     }
 }
 
@@ -482,19 +635,19 @@ pub struct KilledEntry {
     pub panes: Vec<String>,
 }
 
-impl From<Killed> for KilledEntry {
-    fn from(killed: Killed) -> Self {
+impl KilledEntry {
+    fn new(host: &Host, killed: Killed) -> Self {
         KilledEntry {
-            session: killed.session.to_string(),
-            windows: killed.windows.iter().map(ToString::to_string).collect(),
-            panes: killed.panes.iter().map(ToString::to_string).collect(),
+            session: host.qualify(killed.session),
+            windows: killed.windows.iter().map(|w| host.qualify(w)).collect(),
+            panes: killed.panes.iter().map(|p| host.qualify(p)).collect(),
         }
     }
 }
 
-/// The result of a kill tool.
-fn killed(result: termpilot_tmux::Result<Killed>) -> Outcome {
-    let entry = KilledEntry::from(result?);
+/// The result of a kill tool on `host`.
+fn killed(host: &Host, result: termpilot_tmux::Result<Killed>) -> Outcome {
+    let entry = KilledEntry::new(host, result?);
     let text = format!(
         "killed {} pane(s) [{}]{}",
         entry.panes.len(),
@@ -536,7 +689,8 @@ impl Tool for KillSession {
     type Output = KilledEntry;
 
     async fn call(server: &TermpilotServer, params: KillSessionParams, _: &CallContext) -> Outcome {
-        killed(server.engine.kill_session(&params.session).await)
+        let on = address::target(server, &params.session).await?;
+        killed(&on.host, on.engine.kill_session(on.target).await)
     }
 }
 
@@ -564,7 +718,8 @@ impl Tool for KillWindow {
     type Output = KilledEntry;
 
     async fn call(server: &TermpilotServer, params: KillWindowParams, _: &CallContext) -> Outcome {
-        killed(server.engine.kill_window(&params.window).await)
+        let on = address::target(server, &params.window).await?;
+        killed(&on.host, on.engine.kill_window(on.target).await)
     }
 }
 
@@ -591,6 +746,7 @@ impl Tool for KillPane {
     type Output = KilledEntry;
 
     async fn call(server: &TermpilotServer, params: KillPaneParams, _: &CallContext) -> Outcome {
-        killed(server.engine.kill_pane(&params.pane).await)
+        let on = address::target(server, &params.pane).await?;
+        killed(&on.host, on.engine.kill_pane(on.target).await)
     }
 }

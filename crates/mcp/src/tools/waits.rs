@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::{ChannelOutcome, Needle, Outcome as WaitOutcome, TextWait, WaitReport};
 
-use crate::address::{self, pane};
+use crate::address::{Pane, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
 use crate::server::{CallContext, Done, TermpilotServer};
@@ -91,7 +91,7 @@ pub struct WaitEntry {
     /// The pane id.
     pub pane: String,
     /// "matched", "stopped", "timeout", "pane_exited", "server_exited" (the tmux server
-    /// went away), "lost" (output the wait needed was dropped), "idle" (wait_for_idle),
+    /// went away), "host_lost" (the connection to the pane's host dropped), "lost" (output the wait needed was dropped), "idle" (wait_for_idle),
     /// "cancelled_by_user" (a person at the pane cancelled the wait with termpilot attach),
     /// or "awaiting_input" (the program waits for input: answer with send_keys,
     /// type_secret when secret, or ask your person).
@@ -191,7 +191,7 @@ pub(crate) async fn wait_for_text(
 ) -> Result<Done> {
     let pane = pane(server, &params.pane).await?;
     let since = match &params.since {
-        Some(cursor) => Some(address::cursor(cursor)?),
+        Some(cursor) => Some(pane.cursor(server, cursor)?),
         None => None,
     };
     let spec = TextWait {
@@ -211,10 +211,10 @@ pub(crate) async fn wait_for_text(
         .run(
             &what,
             spec.timeout,
-            server.engine.wait_for_text_or_input(pane, &spec, settle),
+            pane.engine.wait_for_text_or_input(pane.id, &spec, settle),
         )
         .await??;
-    wait_done(server, pane, report, params.max_tokens)
+    wait_done(server, &pane, report, params.max_tokens)
 }
 
 /// `wait_for_idle`.
@@ -273,17 +273,16 @@ pub(crate) async fn wait_for_idle(
         .run(
             &what,
             timeout,
-            server
-                .engine
-                .wait_for_idle_or_input(pane, quiet, timeout, settle),
+            pane.engine
+                .wait_for_idle_or_input(pane.id, quiet, timeout, settle),
         )
         .await??;
-    wait_done(server, pane, report, None)
+    wait_done(server, &pane, report, None)
 }
 
 fn wait_done(
     server: &TermpilotServer,
-    pane: termpilot_tmux::PaneId,
+    pane: &Pane,
     report: WaitReport,
     max_tokens: Option<u32>,
 ) -> Result<Done> {
@@ -299,7 +298,7 @@ fn wait_done(
         pattern_index: found.map(|f| f.index),
         on_screen: found.is_some_and(|f| f.on_screen),
         elapsed_s: report.elapsed.as_secs_f64(),
-        cursor: address::cursor_text(report.cursor),
+        cursor: pane.cursor_text(report.cursor),
         lost_bytes: report.lost_bytes,
         tail: tail.text,
         alternate_screen: report.alternate_screen,
