@@ -19,7 +19,9 @@ use crate::error::ToolResult;
 use crate::schema::{input, output};
 use crate::scope::Scope;
 use crate::server::{CallContext, Done, TermpilotServer};
-use crate::tools::{batch, capture, commands, input as typing, secrets, sessions, waits};
+use crate::tools::{
+    batch, capture, commands, input as typing, run_batch, secrets, sessions, waits,
+};
 use crate::toolset::{Toolset, Toolsets};
 use crate::validate::parse;
 
@@ -191,7 +193,7 @@ pub(crate) const SPECS: &[Spec] = &[
     spec::<secrets::TypeSecret>(),
     spec::<typing::PasteText>(),
     spec::<batch::SendKeysBatch>(),
-    spec::<batch::RunBatch>(),
+    spec::<run_batch::RunBatch>(),
     spec::<sessions::CreateSession>(),
     spec::<sessions::CreateWindow>(),
     spec::<sessions::SplitPane>(),

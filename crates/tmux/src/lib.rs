@@ -13,6 +13,10 @@
 //! - `engine`: tracking sessions, routing commands, reconnecting.
 //! - `panes`: the pane journals and which client owns each pane's output.
 //! - `ops`: the typed operations the MCP tools call.
+//! - `batch`: many keystroke operations as pipelined chains, and pipelines
+//!   of steps (keystrokes, waits, captures, commands) with typed outcomes.
+//! - `wait`: waiting for text or quiet in a pane's journal.
+//! - `cursor`: the positions in a pane's output handed out and taken back.
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
 //!
 //! ```no_run
@@ -43,7 +47,10 @@ mod shell;
 mod targets;
 mod wait;
 
-pub use batch::{BatchOp, Keystrokes, OpReport, OpStatus};
+pub use batch::{
+    BatchOp, CursorRef, Keystrokes, OpReport, OpStatus, Step, StepDriver, StepOutcome, StepStatus,
+    StepWork, WorkKind,
+};
 pub use channel::ChannelOutcome;
 pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};

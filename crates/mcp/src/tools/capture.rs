@@ -7,8 +7,8 @@ use termpilot_tmux::{Capture, PaneId, Scrollback, Since};
 
 use crate::address::{self, pane};
 use crate::catalog::{Effect, Outcome, Tool};
-use crate::error::ToolError;
-use crate::server::{CallContext, Done, TermpilotServer};
+use crate::error::{ToolError, ToolResult};
+use crate::server::{CallContext, Done, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
 /// `capture_pane`.
@@ -97,7 +97,7 @@ pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePanePa
     let pane = pane(server, &params.pane).await?;
     let scrollback = scrollback(params.scrollback);
     let capture = server.engine.capture(pane, scrollback).await?;
-    captured(server, capture, scrollback, params.max_tokens)
+    captured(server, capture, scrollback, params.max_tokens)?.done()
 }
 
 /// How much history a `scrollback` argument asks for.
@@ -116,7 +116,7 @@ pub(crate) fn captured(
     capture: Capture,
     scrollback: Scrollback,
     max_tokens: Option<u32>,
-) -> Outcome {
+) -> ToolResult<Reply<CaptureEntry>> {
     let budget = server.budget(max_tokens, None);
     // Asked for more history than tmux holds, and tmux's history is full:
     // lines above it are gone from the pane, which the text says first.
@@ -161,7 +161,8 @@ pub(crate) fn captured(
     } else {
         format!("[{}]\n", notes.join("; "))
     };
-    Done::new(&entry, format!("{header}{}", rendered.text))
+    let text = format!("{header}{}", rendered.text);
+    Ok(Reply { entry, text })
 }
 
 /// `capture_since`.
@@ -229,7 +230,7 @@ pub(crate) async fn capture_since(server: &TermpilotServer, params: CaptureSince
     let pane = pane(server, &params.pane).await?;
     let since = address::cursor(&params.cursor)?;
     let read = server.engine.read_since(pane, since).await?;
-    read_since(server, pane, read, params.max_tokens)
+    read_since(server, pane, read, params.max_tokens)?.done()
 }
 
 /// The result of `capture_since`: what was read, cut to `max_tokens`.
@@ -238,7 +239,7 @@ pub(crate) fn read_since(
     pane: PaneId,
     read: Since,
     max_tokens: Option<u32>,
-) -> Outcome {
+) -> ToolResult<Reply<SinceEntry>> {
     let budget = server.budget(max_tokens, None);
     let fitted = server.fit_text(&read.text, &budget)?;
     let lost = read.lost_bytes;
@@ -258,10 +259,8 @@ pub(crate) fn read_since(
     } else {
         String::new()
     };
-    Done::new(
-        &entry,
-        format!("{lost_note}{}\n[cursor {}]", fitted.text, entry.cursor),
-    )
+    let text = format!("{lost_note}{}\n[cursor {}]", fitted.text, entry.cursor);
+    Ok(Reply { entry, text })
 }
 
 /// `read_output`.

@@ -9,7 +9,7 @@ use crate::address::{self, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
-use crate::server::{CallContext, Done, TermpilotServer};
+use crate::server::{CallContext, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
 /// Longest `send_keys` text; longer input belongs in `paste_text`.
@@ -27,13 +27,13 @@ pub struct SentEntry {
 }
 
 /// The result of a tool that typed into `pane`.
-pub(crate) fn sent(pane: PaneId, cursor: Cursor) -> Outcome {
+pub(crate) fn sent(pane: PaneId, cursor: Cursor) -> Reply<SentEntry> {
     let entry = SentEntry {
         pane: pane.to_string(),
         cursor: address::cursor_text(cursor),
     };
     let text = format!("sent to {}; cursor {}", entry.pane, entry.cursor);
-    Done::new(&entry, text)
+    Reply { entry, text }
 }
 
 /// Refuses text with a NUL character, naming its field.
@@ -87,7 +87,7 @@ impl Tool for SendKeys {
         let input = checked_input(&params, "")?;
         let pane = pane(server, &params.pane).await?;
         let cursor = server.engine.send_input(pane, &input).await?;
-        sent(pane, cursor)
+        sent(pane, cursor).done()
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {
@@ -179,7 +179,7 @@ impl Tool for PasteText {
             .engine
             .paste(pane, &params.text, params.bracketed, params.enter)
             .await?;
-        sent(pane, cursor)
+        sent(pane, cursor).done()
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {

@@ -1,16 +1,18 @@
 //! Waiting for panes and channels: `wait_for_text`, `wait_for_idle`,
 //! `wait_for_channel` and `signal_channel`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_tmux::{ChannelOutcome, Needle, Outcome as WaitOutcome, TextWait, WaitReport};
+use termpilot_tmux::{
+    ChannelOutcome, Needle, Outcome as WaitOutcome, StepWork, TextWait, WaitReport, WorkKind,
+};
 
 use crate::address::{self, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
-use crate::server::{CallContext, Done, TermpilotServer};
+use crate::server::{CallContext, Done, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
 type Result<T> = ToolResult<T>;
@@ -189,31 +191,41 @@ pub(crate) async fn wait_for_text(
     call: &CallContext,
 ) -> Result<Done> {
     let pane = pane(server, &params.pane).await?;
-    let since = match &params.since {
-        Some(cursor) => Some(address::cursor(cursor)?),
-        None => None,
+    let since = params.since.as_deref().map(address::cursor).transpose()?;
+    let (mut wait, settle) = text_wait(server, &params);
+    wait.since = since;
+    let work = StepWork {
+        kind: WorkKind::WaitForText,
+        pane,
+        limit: Some(wait.timeout),
     };
-    let spec = TextWait {
-        patterns: needles(params.pattern.into_vec(), params.regex),
+    let waiting = server.engine.wait_for_text_or_input(pane, &wait, settle);
+    let report = call.run_work(work, waiting).await?;
+    wait_done(server, pane, report, params.max_tokens)?.done()
+}
+
+/// What `wait_for_text` arguments wait for (from now: `since` is left to
+/// the caller), and the settle time of their input detection.
+pub(crate) fn text_wait(
+    server: &TermpilotServer,
+    params: &WaitForTextParams,
+) -> (TextWait, Duration) {
+    let wait = TextWait {
+        patterns: needles(params.pattern.clone().into_vec(), params.regex),
         stop: needles(
-            params.stop.map(OneOrMany::into_vec).unwrap_or_default(),
+            params
+                .stop
+                .clone()
+                .map(OneOrMany::into_vec)
+                .unwrap_or_default(),
             params.regex,
         ),
         match_case: params.match_case,
-        since,
+        since: None,
         include_screen: params.include_screen,
         timeout: server.wait_time(params.timeout_s),
     };
-    let what = format!("waiting for text in {pane}");
-    let settle = crate::awaiting::settle(params.input_settle_ms);
-    let report = call
-        .run(
-            &what,
-            spec.timeout,
-            server.engine.wait_for_text_or_input(pane, &spec, settle),
-        )
-        .await??;
-    wait_done(server, pane, report, params.max_tokens)
+    (wait, crate::awaiting::settle(params.input_settle_ms))
 }
 
 /// `wait_for_idle`.
@@ -264,28 +276,43 @@ pub(crate) async fn wait_for_idle(
     call: &CallContext,
 ) -> Result<Done> {
     let pane = pane(server, &params.pane).await?;
-    let quiet = std::time::Duration::from_millis(params.quiet_ms.unwrap_or(500));
-    let timeout = server.wait_time(params.timeout_s);
-    let what = format!("waiting for {pane} to go quiet");
-    let settle = crate::awaiting::settle(params.input_settle_ms);
-    let report = call
-        .run(
-            &what,
-            timeout,
-            server
-                .engine
-                .wait_for_idle_or_input(pane, quiet, timeout, settle),
-        )
-        .await??;
-    wait_done(server, pane, report, None)
+    let idle = idle_wait(server, &params);
+    let work = StepWork {
+        kind: WorkKind::WaitForIdle,
+        pane,
+        limit: Some(idle.timeout),
+    };
+    let waiting =
+        (server.engine).wait_for_idle_or_input(pane, idle.quiet, idle.timeout, idle.settle);
+    let report = call.run_work(work, waiting).await?;
+    wait_done(server, pane, report, None)?.done()
 }
 
-fn wait_done(
+/// What `wait_for_idle` arguments ask for.
+pub(crate) struct IdleWait {
+    /// How long the pane must print nothing.
+    pub(crate) quiet: Duration,
+    /// How long to wait.
+    pub(crate) timeout: Duration,
+    /// The settle time of input detection.
+    pub(crate) settle: Duration,
+}
+
+/// The wait `wait_for_idle` arguments ask for.
+pub(crate) fn idle_wait(server: &TermpilotServer, params: &WaitForIdleParams) -> IdleWait {
+    IdleWait {
+        quiet: Duration::from_millis(params.quiet_ms.unwrap_or(500)),
+        timeout: server.wait_time(params.timeout_s),
+        settle: crate::awaiting::settle(params.input_settle_ms),
+    }
+}
+
+pub(crate) fn wait_done(
     server: &TermpilotServer,
     pane: termpilot_tmux::PaneId,
     report: WaitReport,
     max_tokens: Option<u32>,
-) -> Result<Done> {
+) -> Result<Reply<WaitEntry>> {
     let budget = server.budget(max_tokens, Some(TAIL_TOKENS));
     let tail = server.fit_text(&report.tail.join("\n"), &budget)?;
     let found = report.found.as_ref();
@@ -331,7 +358,7 @@ fn wait_done(
         "\ncursor {}\n--- last output ---\n{}",
         entry.cursor, entry.tail
     ));
-    Done::new(&entry, text)
+    Ok(Reply { entry, text })
 }
 
 /// `wait_for_channel`.
