@@ -220,7 +220,7 @@ async fn question(engine: &Engine, matched: &[(&Piece, &Regex)]) -> String {
         )
     };
     for (piece, pattern) in matched {
-        let resolved = match engine.resolve_pane(&piece.pane).await {
+        let resolved = match crate::address::any_pane(engine, &piece.pane).await {
             Ok(id) => panes.iter().find(|p| p.id == id),
             Err(_) => None,
         };

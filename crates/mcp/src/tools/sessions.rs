@@ -9,6 +9,7 @@ use termpilot_tmux::{
 };
 
 use super::input::refuse_nul;
+use crate::address;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::scope::Scope;
@@ -190,9 +191,11 @@ impl Tool for ListPanes {
     type Output = PaneList;
 
     async fn call(server: &TermpilotServer, params: ListPanesParams, _: &CallContext) -> Outcome {
-        let scope = match (params.window, params.session) {
-            (Some(window), _) => PaneScope::Window(window),
-            (None, Some(session)) => PaneScope::Session(session),
+        let scope = match (params.window.as_deref(), params.session.as_deref()) {
+            (Some(window), _) => PaneScope::Window(address::window_target(window)?.text.into()),
+            (None, Some(session)) => {
+                PaneScope::Session(address::session_target(session)?.text.into())
+            }
             (None, None) => PaneScope::All,
         };
         let mut panes = server.engine.list_panes(&scope).await?;
@@ -390,12 +393,13 @@ impl Tool for CreateWindow {
         params: CreateWindowParams,
         _: &CallContext,
     ) -> Outcome {
+        let env = env_pairs(params.env)?;
         let options = NewWindow {
-            target: params.session,
+            target: address::window_slot(&params.session)?.text.into(),
             name: params.name,
             command: params.command,
             cwd: params.cwd,
-            env: env_pairs(params.env)?,
+            env,
         };
         created(server.engine.create_window(&options).await)
     }
@@ -454,8 +458,9 @@ impl Tool for SplitPane {
     type Output = CreatedEntry;
 
     async fn call(server: &TermpilotServer, params: SplitPaneParams, _: &CallContext) -> Outcome {
+        let env = env_pairs(params.env)?;
         let options = Split {
-            target: params.pane,
+            target: address::pane_target(&params.pane)?.text.into(),
             direction: match params.direction {
                 Direction::Right => SplitDirection::Right,
                 Direction::Left => SplitDirection::Left,
@@ -465,7 +470,7 @@ impl Tool for SplitPane {
             size: params.size,
             command: params.command,
             cwd: params.cwd,
-            env: env_pairs(params.env)?,
+            env,
         };
         created(server.engine.split_pane(&options).await)
     }
@@ -536,7 +541,8 @@ impl Tool for KillSession {
     type Output = KilledEntry;
 
     async fn call(server: &TermpilotServer, params: KillSessionParams, _: &CallContext) -> Outcome {
-        killed(server.engine.kill_session(&params.session).await)
+        let session = address::session_target(&params.session)?;
+        killed(server.engine.kill_session(session.text).await)
     }
 }
 
@@ -564,7 +570,8 @@ impl Tool for KillWindow {
     type Output = KilledEntry;
 
     async fn call(server: &TermpilotServer, params: KillWindowParams, _: &CallContext) -> Outcome {
-        killed(server.engine.kill_window(&params.window).await)
+        let window = address::window_target(&params.window)?;
+        killed(server.engine.kill_window(window.text).await)
     }
 }
 
@@ -591,6 +598,7 @@ impl Tool for KillPane {
     type Output = KilledEntry;
 
     async fn call(server: &TermpilotServer, params: KillPaneParams, _: &CallContext) -> Outcome {
-        killed(server.engine.kill_pane(&params.pane).await)
+        let pane = address::pane_target(&params.pane)?;
+        killed(server.engine.kill_pane(pane.text).await)
     }
 }
