@@ -20,7 +20,7 @@ use crate::schema::{input, output};
 use crate::scope::Scope;
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::tools::{
-    batch, capture, commands, input as typing, run_batch, secrets, sessions, waits,
+    batch, capture, commands, input as typing, lifecycle, run_batch, secrets, sessions, waits,
 };
 use crate::toolset::{Toolset, Toolsets};
 use crate::validate::parse;
@@ -194,12 +194,12 @@ pub(crate) const SPECS: &[Spec] = &[
     spec::<typing::PasteText>(),
     spec::<batch::SendKeysBatch>(),
     spec::<run_batch::RunBatch>(),
-    spec::<sessions::CreateSession>(),
-    spec::<sessions::CreateWindow>(),
-    spec::<sessions::SplitPane>(),
-    spec::<sessions::KillSession>(),
-    spec::<sessions::KillWindow>(),
-    spec::<sessions::KillPane>(),
+    spec::<lifecycle::CreateSession>(),
+    spec::<lifecycle::CreateWindow>(),
+    spec::<lifecycle::SplitPane>(),
+    spec::<lifecycle::KillSession>(),
+    spec::<lifecycle::KillWindow>(),
+    spec::<lifecycle::KillPane>(),
 ];
 
 /// Every tool as published, built once.

@@ -12,11 +12,13 @@
 //! - `client`: one control client and the task that owns its pipes.
 //! - `engine`: tracking sessions, routing commands, reconnecting.
 //! - `panes`: the pane journals and which client owns each pane's output.
-//! - `ops`: the typed operations the MCP tools call.
+//! - `ops`: the typed operations the MCP tools call. Text they return is
+//!   clean, with `run_command`'s wrappers shown as the command lines typed.
 //! - `batch`: many keystroke operations as pipelined chains, and pipelines
 //!   of steps (keystrokes, waits, captures, commands) with typed outcomes.
 //! - `wait`: waiting for text or quiet in a pane's journal.
-//! - `cursor`: the positions in a pane's output handed out and taken back.
+//! - `cursor`: [`Cursor`]s, the positions in a pane's output handed out and
+//!   taken back, checked against their pane and tmux server.
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
 //!
 //! ```no_run
