@@ -1,20 +1,72 @@
-//! Where a call points: the one place where targets, cursors and command ids
-//! are read from a call's arguments (with the host they name), and written
-//! into its results.
+//! Where a call points: the one place where targets (`pane`, `window`,
+//! `session`), hosts, cursors and command ids are read from a call's
+//! arguments, and ids and cursors written into its results.
 //!
 //! The machine termpilot runs on is host `local`, and its ids are written
 //! as tmux writes them (`%3`, `work:1.0`). Anything on another host carries
 //! its name in front: `build/%3`, `build/work:1.0`, `build/c1.…`. A prefix
 //! counts as a host only when it names a configured one (or `local`), so a
 //! local session may still be called `pts/3`.
+//!
+//! The engine takes session and window targets as the caller wrote them and
+//! parses them at its own boundary, so that its messages quote them as
+//! written; reading them here first refuses a malformed one before anything
+//! runs, and gives the scope what it needs to know (the session a target
+//! names).
 
 use std::fmt;
+use std::str::FromStr;
 use std::sync::Arc;
 
-use termpilot_tmux::{Cursor, Engine, PaneId};
+use termpilot_control::{PaneTarget, SessionTarget, TargetError, WindowSlot, WindowTarget};
+use termpilot_tmux::{Cursor, CursorRef, Engine, Error, PaneId};
 
 use crate::error::{ToolError, ToolResult};
 use crate::server::TermpilotServer;
+
+/// A target argument: the text the caller wrote, and what it names.
+#[derive(Debug, Clone)]
+pub(crate) struct Target<'a, T> {
+    /// The target as written: what the engine takes.
+    pub(crate) text: &'a str,
+    /// What it names.
+    pub(crate) parsed: T,
+}
+
+/// Reads a target argument; a malformed one is refused as the engine
+/// refuses it.
+fn target<T: FromStr<Err = TargetError>>(text: &str) -> Result<Target<'_, T>, Error> {
+    let parsed = text
+        .parse()
+        .map_err(|e: TargetError| Error::InvalidArgument(e.to_string()))?;
+    Ok(Target { text, parsed })
+}
+
+/// A `pane` argument: a pane id (`%3`) or `session:window.pane`.
+pub(crate) fn pane_target(text: &str) -> Result<Target<'_, PaneTarget>, Error> {
+    target(text)
+}
+
+/// A `window` argument: a window id (`@2`) or `session:window`.
+pub(crate) fn window_target(text: &str) -> Result<Target<'_, WindowTarget>, Error> {
+    target(text)
+}
+
+/// A `session` argument: a session id (`$1`) or an exact name.
+pub(crate) fn session_target(text: &str) -> Result<Target<'_, SessionTarget>, Error> {
+    target(text)
+}
+
+/// Where a new window goes: a session, optionally with an index (`work:5`).
+pub(crate) fn window_slot(text: &str) -> Result<Target<'_, WindowSlot>, Error> {
+    target(text)
+}
+
+/// The pane a `pane` argument names, whatever the operator's scope (for
+/// what the scope itself checks, and what the person is shown).
+pub(crate) async fn any_pane(engine: &Engine, text: &str) -> Result<PaneId, Error> {
+    engine.resolve_pane_target(&pane_target(text)?.parsed).await
+}
 
 /// A host as calls name it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -49,10 +101,10 @@ impl Host {
     }
 
     /// The host's engine, connecting to it on first use.
-    pub(crate) async fn engine(&self, server: &TermpilotServer) -> ToolResult<Engine> {
+    pub(crate) async fn engine(&self, server: &TermpilotServer) -> Result<Engine, Error> {
         match &self.0 {
             None => Ok(server.engine.clone()),
-            Some(name) => Ok(server.hosts.engine(name).await?),
+            Some(name) => server.hosts.engine(name).await,
         }
     }
 }
@@ -80,6 +132,26 @@ pub(crate) fn host_argument(server: &TermpilotServer, name: Option<&str>) -> Too
             server.hosts.names().join(", ")
         ))),
     }
+}
+
+/// A target on a host: the host, its engine and the target as that host's
+/// tmux reads it.
+pub(crate) struct On<'a> {
+    pub(crate) host: Host,
+    pub(crate) engine: Engine,
+    pub(crate) target: &'a str,
+}
+
+/// The host and engine a session, window or pane target names (connecting
+/// to the host on first use), and the target without the host.
+pub(crate) async fn on<'a>(server: &TermpilotServer, text: &'a str) -> Result<On<'a>, Error> {
+    let (host, target) = split(server, text);
+    let engine = host.engine(server).await?;
+    Ok(On {
+        host,
+        engine,
+        target,
+    })
 }
 
 /// A pane on a host, with that host's engine.
@@ -114,44 +186,99 @@ impl Pane {
                 self.host.name()
             )));
         }
-        rest.parse()
-            .map_err(|e| ToolError::refused(format!("cursor: {e}")))
+        cursor(rest)
     }
 }
 
-/// A target on a host: the host, its engine and the target as that host's
-/// tmux reads it.
-pub(crate) struct Target<'a> {
-    pub(crate) host: Host,
-    pub(crate) engine: Engine,
-    pub(crate) target: &'a str,
-}
-
-/// The host and engine a session, window or pane target names.
-pub(crate) async fn target<'a>(server: &TermpilotServer, text: &'a str) -> ToolResult<Target<'a>> {
-    let (host, target) = split(server, text);
-    let engine = host.engine(server).await?;
-    Ok(Target {
+/// The pane a `pane` argument names, on its host, within the operator's
+/// scope (a pane outside it gets the error of a pane that does not exist).
+pub(crate) async fn pane(server: &TermpilotServer, text: &str) -> Result<Pane, Error> {
+    let On {
         host,
         engine,
         target,
-    })
-}
-
-/// The pane a `pane` argument names, within the operator's scope (a pane
-/// outside it gets the error of a pane that does not exist).
-pub(crate) async fn pane(server: &TermpilotServer, text: &str) -> ToolResult<Pane> {
-    let Target {
-        host,
-        engine,
-        target,
-    } = target(server, text).await?;
-    let scope = &server.oversight.scope;
-    let id = scope.resolve_pane(&engine, target).await?;
+    } = on(server, text).await?;
+    let id = pane_on(server, &engine, target).await?;
     Ok(Pane { host, engine, id })
+}
+
+/// The pane a `pane` argument without its host names on `engine`, within
+/// the operator's scope.
+pub(crate) async fn pane_on(
+    server: &TermpilotServer,
+    engine: &Engine,
+    text: &str,
+) -> Result<PaneId, Error> {
+    let scope = &server.oversight.scope;
+    scope.resolve_pane(engine, &pane_target(text)?).await
 }
 
 /// A command id of a host's engine, as results write it.
 pub(crate) fn command_id(host: &Host, id: &str) -> String {
     host.qualify(id)
+}
+
+/// The cursor a `cursor` or `since` argument names (without its host).
+pub(crate) fn cursor(text: &str) -> ToolResult<Cursor> {
+    text.parse()
+        .map_err(|e| ToolError::refused(format!("cursor: {e}")))
+}
+
+/// The cursor a batch step's `since` or `cursor` names: `$prev` (the
+/// latest earlier step's), `$N` (step N's) or a cursor. `index` is the
+/// step's own, for the error.
+pub(crate) fn cursor_ref(text: &str, index: usize) -> ToolResult<CursorRef> {
+    let Some(reference) = text.strip_prefix('$') else {
+        return cursor(text).map(CursorRef::Given);
+    };
+    if reference == "prev" {
+        return Ok(CursorRef::Latest);
+    }
+    let step = reference.parse().map_err(|_| {
+        ToolError::refused(format!(
+            "steps[{index}]: {text:?} is not a reference; use \"$prev\" or \"$N\""
+        ))
+    })?;
+    Ok(CursorRef::Step(step))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_references_and_cursors() {
+        assert_eq!(cursor_ref("$prev", 2).unwrap(), CursorRef::Latest);
+        assert_eq!(cursor_ref("$1", 2).unwrap(), CursorRef::Step(1));
+        let given = cursor_ref("c1.3.4.50", 2).unwrap();
+        let CursorRef::Given(given) = given else {
+            panic!("{given:?}");
+        };
+        assert_eq!(given.to_string(), "c1.3.4.50");
+        let bad = cursor_ref("$next", 2).unwrap_err().to_string();
+        assert_eq!(
+            bad,
+            "steps[2]: \"$next\" is not a reference; use \"$prev\" or \"$N\""
+        );
+        let garbled = cursor("c9.1").unwrap_err().to_string();
+        assert!(garbled.starts_with("cursor: "), "{garbled}");
+    }
+
+    #[test]
+    fn targets_keep_their_text_and_refuse_as_the_engine_does() {
+        let pane = pane_target("work:1.0").unwrap();
+        assert_eq!(pane.text, "work:1.0");
+        assert!(matches!(pane.parsed, PaneTarget::In { pane: 0, .. }));
+        let error = window_target("work:{next}").unwrap_err();
+        let expected = "work:{next}"
+            .parse::<WindowTarget>()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            matches!(&error, Error::InvalidArgument(message) if *message == expected),
+            "{error}"
+        );
+        assert!(session_target("$1").is_ok());
+        assert_eq!(window_slot("work:5").unwrap().parsed.index, Some(5));
+    }
 }

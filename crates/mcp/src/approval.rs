@@ -226,7 +226,7 @@ async fn question(server: &crate::server::TermpilotServer, matched: &[(&Piece, &
             format!("{} (a --host)", named.name())
         };
         let resolved = match named.engine(server).await {
-            Ok(engine) => match engine.resolve_pane(target).await {
+            Ok(engine) => match crate::address::any_pane(&engine, target).await {
                 Ok(id) => engine
                     .list_panes(&PaneScope::All)
                     .await

@@ -19,7 +19,9 @@ use crate::error::ToolResult;
 use crate::schema::{input, output};
 use crate::scope::Scope;
 use crate::server::{CallContext, Done, TermpilotServer};
-use crate::tools::{batch, capture, commands, input as typing, secrets, sessions, waits};
+use crate::tools::{
+    batch, capture, commands, input as typing, lifecycle, run_batch, secrets, sessions, waits,
+};
 use crate::toolset::{Toolset, Toolsets};
 use crate::validate::parse;
 
@@ -192,13 +194,13 @@ pub(crate) const SPECS: &[Spec] = &[
     spec::<secrets::TypeSecret>(),
     spec::<typing::PasteText>(),
     spec::<batch::SendKeysBatch>(),
-    spec::<batch::RunBatch>(),
-    spec::<sessions::CreateSession>(),
-    spec::<sessions::CreateWindow>(),
-    spec::<sessions::SplitPane>(),
-    spec::<sessions::KillSession>(),
-    spec::<sessions::KillWindow>(),
-    spec::<sessions::KillPane>(),
+    spec::<run_batch::RunBatch>(),
+    spec::<lifecycle::CreateSession>(),
+    spec::<lifecycle::CreateWindow>(),
+    spec::<lifecycle::SplitPane>(),
+    spec::<lifecycle::KillSession>(),
+    spec::<lifecycle::KillWindow>(),
+    spec::<lifecycle::KillPane>(),
 ];
 
 /// Every tool as published, built once.

@@ -14,12 +14,6 @@ pub(crate) enum ToolError {
     /// the argument or the reason, and what to do instead.
     #[error("{0}")]
     Refused(String),
-    /// The client cancelled the request while `what` was under way.
-    #[error("{what}: cancelled by the client")]
-    Cancelled {
-        /// What the call was doing, e.g. "waiting for text in %3".
-        what: String,
-    },
     /// The server could not finish the call (it could not keep an output or
     /// encode a result).
     #[error("{0}")]
@@ -30,6 +24,17 @@ impl ToolError {
     /// A refusal with this message.
     pub(crate) fn refused(message: impl Into<String>) -> ToolError {
         ToolError::Refused(message.into())
+    }
+
+    /// The error as the engine carries it (a batch step refused before the
+    /// batch ran fails with it when its turn comes).
+    pub(crate) fn into_engine(self) -> termpilot_tmux::Error {
+        match self {
+            ToolError::Engine(error) => error,
+            ToolError::Refused(message) | ToolError::Failed(message) => {
+                termpilot_tmux::Error::InvalidArgument(message)
+            }
+        }
     }
 }
 

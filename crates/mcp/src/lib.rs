@@ -5,9 +5,14 @@
 //! - [`toolset`]: groups of tools an operator enables.
 //! - `catalog`: what a tool is (name, description, annotations, argument and
 //!   result types, handler) and the table of every tool.
-//! - `tools`: the tools, one module per family (sessions, input, capture,
-//!   waits, commands, batch, secrets); each tool declared once, its types'
-//!   doc comments becoming its published schemas.
+//! - `tools`: the tools, one module per family (sessions, lifecycle, input,
+//!   capture, waits, commands, batch, run_batch, secrets); each tool
+//!   declared once, its types' doc comments becoming its published schemas.
+//!   A tool parses its arguments into the engine's types and shows the
+//!   engine's typed results; it reads no tmux text.
+//! - `address`: the one place where targets and cursors are read from
+//!   arguments, and cursors written into results.
+//! - `error`: why a call failed (`ToolError`), the engine's errors included.
 //! - `schema`: those schemas in the portable subset of JSON Schema.
 //! - `validate`: arguments checked against the published schemas.
 //! - [`server`]: the rmcp `ServerHandler`.

@@ -71,7 +71,7 @@ pub(crate) async fn admit(
         // A batch's own operations are checked as they resolve their panes
         // (a pane outside fails its operation, as a missing one does).
         for (kind, target) in targets(arguments, false) {
-            let on = crate::address::target(server, &target).await?;
+            let on = crate::address::on(server, &target).await?;
             oversight
                 .scope
                 .check(&on.engine, tool, kind, on.target)

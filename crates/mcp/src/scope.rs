@@ -7,6 +7,7 @@
 use termpilot_control::{PaneTarget, SessionTarget, WindowTarget};
 use termpilot_tmux::{Engine, Error, PaneId, PaneScope};
 
+use crate::address::{self, Target};
 use crate::error::{ToolError, ToolResult};
 
 /// What the engine tells a caller whose target names a session that does
@@ -57,23 +58,29 @@ impl Scope {
             return Err(error.into());
         }
         let panes = match kind {
-            "pane" => match engine.resolve_pane(target).await {
+            "pane" => match address::any_pane(engine, target).await {
                 Ok(pane) => engine
                     .list_panes(&PaneScope::All)
                     .await
                     .map(|all| all.into_iter().filter(|p| p.id == pane).collect()),
                 Err(_) => return Ok(()),
             },
-            "window" => {
-                engine
-                    .list_panes(&PaneScope::Window(target.to_owned()))
-                    .await
-            }
-            _ => {
-                engine
-                    .list_panes(&PaneScope::Session(target.to_owned()))
-                    .await
-            }
+            "window" => match address::window_target(target) {
+                Ok(window) => {
+                    engine
+                        .list_panes(&PaneScope::Window(window.text.into()))
+                        .await
+                }
+                Err(_) => return Ok(()),
+            },
+            _ => match address::session_target(target) {
+                Ok(session) => {
+                    (engine)
+                        .list_panes(&PaneScope::Session(session.text.into()))
+                        .await
+                }
+                Err(_) => return Ok(()),
+            },
         };
         let Ok(panes) = panes else {
             return Ok(());
@@ -89,12 +96,12 @@ impl Scope {
     pub(crate) async fn resolve_pane(
         &self,
         engine: &Engine,
-        target: &str,
+        target: &Target<'_, PaneTarget>,
     ) -> Result<PaneId, Error> {
-        if let Some(error) = self.hidden_name("pane", target) {
+        if let Some(error) = self.hidden_session(pane_session(&target.parsed)) {
             return Err(error);
         }
-        let pane = engine.resolve_pane(target).await?;
+        let pane = engine.resolve_pane_target(&target.parsed).await?;
         if self.is_open() {
             return Ok(pane);
         }
@@ -102,7 +109,7 @@ impl Scope {
         match panes.iter().find(|p| p.id == pane) {
             Some(info) if !self.allows(&info.session_name) => Err(Error::NotFound {
                 kind: "pane",
-                target: target.to_owned(),
+                target: target.text.to_owned(),
                 hint: PANE_HINT,
             }),
             _ => Ok(pane),
@@ -112,21 +119,24 @@ impl Scope {
     /// The engine's error for a session name that does not exist, when
     /// `target` (of this kind) names an out-of-scope session by name.
     fn hidden_name(&self, kind: &str, target: &str) -> Option<Error> {
+        let session = match kind {
+            "pane" => pane_session(&address::pane_target(target).ok()?.parsed)?.clone(),
+            "window" => match address::window_target(target).ok()?.parsed {
+                WindowTarget::In { session, .. } => session,
+                WindowTarget::Id(_) => return None,
+            },
+            _ => address::session_target(target).ok()?.parsed,
+        };
+        self.hidden_session(Some(&session))
+    }
+
+    /// The engine's error for a session name that does not exist, when
+    /// `session` names an out-of-scope session by name.
+    fn hidden_session(&self, session: Option<&SessionTarget>) -> Option<Error> {
         if self.is_open() {
             return None;
         }
-        let session = match kind {
-            "pane" => match target.parse::<PaneTarget>().ok()? {
-                PaneTarget::In { session, .. } => session,
-                _ => return None,
-            },
-            "window" => match target.parse::<WindowTarget>().ok()? {
-                WindowTarget::In { session, .. } => session,
-                _ => return None,
-            },
-            _ => target.parse::<SessionTarget>().ok()?,
-        };
-        let SessionTarget::Name(name) = session else {
+        let Some(SessionTarget::Name(name)) = session else {
             return None;
         };
         (!self.allows(name.as_str())).then(|| Error::NotFound {
@@ -150,6 +160,14 @@ impl Scope {
                 self.globs.join(", ")
             ))),
         }
+    }
+}
+
+/// The session a pane target names by name, if it does.
+fn pane_session(target: &PaneTarget) -> Option<&SessionTarget> {
+    match target {
+        PaneTarget::In { session, .. } => Some(session),
+        PaneTarget::Id(_) => None,
     }
 }
 

@@ -16,7 +16,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
 use termpilot_render::OutputStore;
-use termpilot_tmux::{Engine, HostOptions, Hosts};
+use termpilot_tmux::{Engine, Error, HostOptions, Hosts, StepWork};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Spec};
@@ -171,6 +171,20 @@ pub(crate) struct Done {
     pub(crate) text: String,
 }
 
+/// A tool's result before it is encoded: its structured content, typed,
+/// and its short text form.
+pub(crate) struct Reply<T> {
+    pub(crate) entry: T,
+    pub(crate) text: String,
+}
+
+impl<T: Serialize> Reply<T> {
+    /// The result as it goes out.
+    pub(crate) fn done(self) -> ToolResult<Done> {
+        Done::new(&self.entry, self.text)
+    }
+}
+
 impl Done {
     pub(crate) fn new<T: Serialize>(value: &T, text: String) -> ToolResult<Done> {
         let structured = serde_json::to_value(value)
@@ -260,7 +274,7 @@ impl CallContext {
         what: &str,
         total: Duration,
         work: F,
-    ) -> ToolResult<F::Output> {
+    ) -> Result<F::Output, Error> {
         tokio::pin!(work);
         let started = tokio::time::Instant::now();
         let mut ticker =
@@ -274,12 +288,26 @@ impl CallContext {
                     }
                     return Ok(output);
                 }
-                () = self.cancelled.cancelled() => return Err(ToolError::Cancelled { what: what.to_owned() }),
+                () = self.cancelled.cancelled() => return Err(Error::Cancelled { what: what.to_owned() }),
                 _ = ticker.tick(), if self.token.is_some() => {
                     self.progress(what, started, total).await;
                     reported = true;
                 }
             }
+        }
+    }
+
+    /// Runs the engine's `work` as [`CallContext::run`] does, saying what it
+    /// does as the engine describes it; work without a time limit (a
+    /// capture) just runs.
+    pub(crate) async fn run_work<T>(
+        &self,
+        work: StepWork,
+        run: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        match work.limit {
+            Some(limit) => self.run(&work.to_string(), limit, run).await?,
+            None => run.await,
         }
     }
 
@@ -345,7 +373,7 @@ impl CallContext {
         total: usize,
         mut done: tokio::sync::watch::Receiver<usize>,
         work: F,
-    ) -> ToolResult<F::Output> {
+    ) -> F::Output {
         tokio::pin!(work);
         loop {
             tokio::select! {
@@ -355,14 +383,14 @@ impl CallContext {
                         let count = *done.borrow_and_update();
                         self.count(what, count, total).await;
                     }
-                    return Ok(output);
+                    return output;
                 }
                 changed = done.changed() => {
                     if changed.is_ok() {
                         let count = *done.borrow_and_update();
                         self.count(what, count, total).await;
                     } else {
-                        return Ok(work.await);
+                        return work.await;
                     }
                 }
             }

@@ -19,6 +19,9 @@
 //! With `stop_on_error`, a run is one tmux command line (`a ; b ; c`): tmux
 //! itself skips everything after a failing command, so nothing after the
 //! first failure reaches the panes, and later runs are not sent.
+//!
+//! `steps` runs pipelines that mix these keystrokes with waits, captures and
+//! commands (`run_batch`).
 
 use std::time::{Duration, Instant};
 
@@ -30,6 +33,9 @@ use crate::cursor::Cursor;
 use crate::engine::{Engine, call, not_found_pane};
 use crate::error::{Error, Result};
 use crate::ops::{Input, input_commands, paste_commands};
+
+mod steps;
+pub use steps::{CursorRef, Step, StepDriver, StepOutcome, StepStatus, StepWork, WorkKind};
 
 /// What one batch operation sends to its pane.
 #[derive(Debug, Clone)]

@@ -3,6 +3,8 @@
 use termpilot_control::PaneId;
 use termpilot_journal::Cursor;
 
+use crate::batch::CursorRef;
+
 /// Everything that can go wrong between a caller and tmux.
 ///
 /// Messages are written for the person (or agent) who has to act on them: they
@@ -129,6 +131,22 @@ pub enum Error {
     StaleCursor {
         /// The cursor.
         cursor: Cursor,
+    },
+    /// A batch step's cursor reference (`$prev`, `$N`) names no cursor.
+    #[error("steps[{step}]: {reference} {problem}")]
+    CursorReference {
+        /// The step, from 0.
+        step: usize,
+        /// The reference.
+        reference: CursorRef,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// The caller cancelled the work.
+    #[error("{what}: cancelled by the client")]
+    Cancelled {
+        /// What was under way, e.g. "waiting for text in %3".
+        what: String,
     },
     /// tmux answered something the engine could not understand.
     #[error("unexpected reply from tmux to `{command}`: {detail}")]

@@ -14,7 +14,13 @@
 //! - `client`: one control client over a pipe, and the task that owns it.
 //! - `engine`: tracking sessions, routing commands, reconnecting.
 //! - `panes`: the pane journals and which client owns each pane's output.
-//! - `ops`: the typed operations the MCP tools call.
+//! - `ops`: the typed operations the MCP tools call. Text they return is
+//!   clean, with `run_command`'s wrappers shown as the command lines typed.
+//! - `batch`: many keystroke operations as pipelined chains, and pipelines
+//!   of steps (keystrokes, waits, captures, commands) with typed outcomes.
+//! - `wait`: waiting for text or quiet in a pane's journal.
+//! - `cursor`: [`Cursor`]s, the positions in a pane's output handed out and
+//!   taken back, checked against their pane and tmux server.
 //! - [`hosts`]: the servers one termpilot drives, `local` and those given
 //!   with `--host`, each an engine connected on first use.
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
@@ -50,7 +56,10 @@ mod targets;
 pub mod transport;
 mod wait;
 
-pub use batch::{BatchOp, Keystrokes, OpReport, OpStatus};
+pub use batch::{
+    BatchOp, CursorRef, Keystrokes, OpReport, OpStatus, Step, StepDriver, StepOutcome, StepStatus,
+    StepWork, WorkKind,
+};
 pub use channel::ChannelOutcome;
 pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};

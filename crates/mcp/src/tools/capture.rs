@@ -3,12 +3,12 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_tmux::{Capture, Scrollback, Since};
+use termpilot_tmux::{Capture, PaneId, Scrollback, Since};
 
-use crate::address::{Pane, pane};
+use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
-use crate::error::ToolError;
-use crate::server::{CallContext, Done, TermpilotServer};
+use crate::error::{ToolError, ToolResult};
+use crate::server::{CallContext, Done, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
 /// `capture_pane`.
@@ -97,7 +97,7 @@ pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePanePa
     let pane = pane(server, &params.pane).await?;
     let scrollback = scrollback(params.scrollback);
     let capture = pane.engine.capture(pane.id, scrollback).await?;
-    captured(server, &pane, capture, scrollback, params.max_tokens)
+    captured(server, &pane.host, capture, scrollback, params.max_tokens)?.done()
 }
 
 /// How much history a `scrollback` argument asks for.
@@ -113,11 +113,11 @@ pub(crate) fn scrollback(argument: Option<ScrollbackArg>) -> Scrollback {
 /// The result of `capture_pane`: the capture cut to `max_tokens`.
 pub(crate) fn captured(
     server: &TermpilotServer,
-    pane: &Pane,
+    host: &Host,
     capture: Capture,
     scrollback: Scrollback,
     max_tokens: Option<u32>,
-) -> Outcome {
+) -> ToolResult<Reply<CaptureEntry>> {
     let budget = server.budget(max_tokens, None);
     // Asked for more history than tmux holds, and tmux's history is full:
     // lines above it are gone from the pane, which the text says first.
@@ -137,14 +137,14 @@ pub(crate) fn captured(
     }
     let rendered = server.fit_text(&screen, &budget)?;
     let entry = CaptureEntry {
-        pane: pane.to_string(),
+        pane: host.qualify(capture.pane),
         text: rendered.text.clone(),
         truncated: rendered.truncated,
         total_lines: rendered.total_lines,
         omitted_lines: rendered.omitted_lines,
         omitted_bytes: rendered.omitted_bytes,
         output_id: rendered.output_id.clone(),
-        cursor: pane.cursor_text(capture.cursor),
+        cursor: host.qualify(capture.cursor),
         alternate_screen: capture.alternate_screen,
         in_mode: capture.in_mode,
         history_size: capture.history_size,
@@ -162,7 +162,8 @@ pub(crate) fn captured(
     } else {
         format!("[{}]\n", notes.join("; "))
     };
-    Done::new(&entry, format!("{header}{}", rendered.text))
+    let text = format!("{header}{}", rendered.text);
+    Ok(Reply { entry, text })
 }
 
 /// `capture_since`.
@@ -230,21 +231,22 @@ pub(crate) async fn capture_since(server: &TermpilotServer, params: CaptureSince
     let pane = pane(server, &params.pane).await?;
     let since = pane.cursor(server, &params.cursor)?;
     let read = pane.engine.read_since(pane.id, since).await?;
-    read_since(server, &pane, read, params.max_tokens)
+    read_since(server, &pane.host, pane.id, read, params.max_tokens)?.done()
 }
 
 /// The result of `capture_since`: what was read, cut to `max_tokens`.
 pub(crate) fn read_since(
     server: &TermpilotServer,
-    pane: &Pane,
+    host: &Host,
+    pane: PaneId,
     read: Since,
     max_tokens: Option<u32>,
-) -> Outcome {
+) -> ToolResult<Reply<SinceEntry>> {
     let budget = server.budget(max_tokens, None);
     let fitted = server.fit_text(&read.text, &budget)?;
     let lost = read.lost_bytes;
     let entry = SinceEntry {
-        pane: pane.to_string(),
+        pane: host.qualify(pane),
         text: fitted.text.clone(),
         truncated: fitted.truncated,
         total_lines: fitted.total_lines,
@@ -252,17 +254,15 @@ pub(crate) fn read_since(
         omitted_bytes: fitted.omitted_bytes,
         output_id: fitted.output_id.clone(),
         lost_bytes: lost,
-        cursor: pane.cursor_text(read.cursor),
+        cursor: host.qualify(read.cursor),
     };
     let lost_note = if lost > 0 {
         format!("[{lost} bytes of output after the cursor were lost: the journal dropped them]\n")
     } else {
         String::new()
     };
-    Done::new(
-        &entry,
-        format!("{lost_note}{}\n[cursor {}]", fitted.text, entry.cursor),
-    )
+    let text = format!("{lost_note}{}\n[cursor {}]", fitted.text, entry.cursor);
+    Ok(Reply { entry, text })
 }
 
 /// `read_output`.

@@ -4,13 +4,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::CommandReport;
+use termpilot_tmux::{CommandReport, StepWork, WorkKind};
 
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
-use crate::server::{CallContext, Done, TermpilotServer};
+use crate::server::{CallContext, Done, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
 type Result<T> = ToolResult<T>;
@@ -124,25 +124,26 @@ pub(crate) async fn run_command(
     params: RunCommandParams,
     call: &CallContext,
 ) -> Result<Done> {
-    if params.command.contains('\0') {
-        return Err(ToolError::refused("command contains a NUL character"));
-    }
+    refuse_nul(&params.command)?;
     let pane = pane(server, &params.pane).await?;
     let timeout = server.wait_time(params.timeout_s);
-    let what = format!("running a command in {pane}");
-    let report = call
-        .run(
-            &what,
-            timeout,
-            pane.engine.run_command_or_input(
-                pane.id,
-                &params.command,
-                timeout,
-                crate::awaiting::settle(params.input_settle_ms),
-            ),
-        )
-        .await??;
-    command_done(server, &pane.host, report, params.max_tokens)
+    let settle = crate::awaiting::settle(params.input_settle_ms);
+    let work = StepWork {
+        kind: WorkKind::RunCommand,
+        pane: pane.id,
+        limit: Some(timeout),
+    };
+    let running = (pane.engine).run_command_or_input(pane.id, &params.command, timeout, settle);
+    let report = call.run_work(work, running).await?;
+    command_done(server, &pane.host, report, params.max_tokens)?.done()
+}
+
+/// Refuses a command line with a NUL character (a shell cannot take it).
+pub(crate) fn refuse_nul(command: &str) -> Result<()> {
+    match command.contains('\0') {
+        true => Err(ToolError::refused("command contains a NUL character")),
+        false => Ok(()),
+    }
 }
 
 /// `wait_for_command`.
@@ -207,15 +208,15 @@ pub(crate) async fn wait_for_command(
             ),
         )
         .await??;
-    command_done(server, &host, report, params.max_tokens)
+    command_done(server, &host, report, params.max_tokens)?.done()
 }
 
-fn command_done(
+pub(crate) fn command_done(
     server: &TermpilotServer,
     host: &Host,
     report: CommandReport,
     max_tokens: Option<u32>,
-) -> Result<Done> {
+) -> Result<Reply<CommandEntry>> {
     let budget = server.budget(max_tokens, None);
     let output = server.fit_text(&report.output, &budget)?;
     let awaiting = report.input.is_some();
@@ -258,5 +259,6 @@ fn command_done(
             entry.elapsed_s
         ),
     };
-    Done::new(&entry, format!("{status}\n{}", entry.output))
+    let text = format!("{status}\n{}", entry.output);
+    Ok(Reply { entry, text })
 }

@@ -3,13 +3,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{Cursor, Input, Key};
+use termpilot_tmux::{Cursor, Input, Key, PaneId};
 
-use crate::address::{Pane, pane};
+use crate::address::{Host, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
-use crate::server::{CallContext, Done, TermpilotServer};
+use crate::server::{CallContext, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
 /// Longest `send_keys` text; longer input belongs in `paste_text`.
@@ -27,13 +27,13 @@ pub struct SentEntry {
 }
 
 /// The result of a tool that typed into `pane`.
-pub(crate) fn sent(pane: &Pane, cursor: Cursor) -> Outcome {
+pub(crate) fn sent(host: &Host, pane: PaneId, cursor: Cursor) -> Reply<SentEntry> {
     let entry = SentEntry {
-        pane: pane.to_string(),
-        cursor: pane.cursor_text(cursor),
+        pane: host.qualify(pane),
+        cursor: host.qualify(cursor),
     };
     let text = format!("sent to {}; cursor {}", entry.pane, entry.cursor);
-    Done::new(&entry, text)
+    Reply { entry, text }
 }
 
 /// Refuses text with a NUL character, naming its field.
@@ -87,7 +87,7 @@ impl Tool for SendKeys {
         let input = checked_input(&params, "")?;
         let pane = pane(server, &params.pane).await?;
         let cursor = pane.engine.send_input(pane.id, &input).await?;
-        sent(&pane, cursor)
+        sent(&pane.host, pane.id, cursor).done()
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {
@@ -179,7 +179,7 @@ impl Tool for PasteText {
             .engine
             .paste(pane.id, &params.text, params.bracketed, params.enter)
             .await?;
-        sent(&pane, cursor)
+        sent(&pane.host, pane.id, cursor).done()
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {

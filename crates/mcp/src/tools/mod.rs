@@ -6,6 +6,8 @@ pub(crate) mod batch;
 pub(crate) mod capture;
 pub(crate) mod commands;
 pub(crate) mod input;
+pub(crate) mod lifecycle;
+pub(crate) mod run_batch;
 pub(crate) mod secrets;
 pub(crate) mod sessions;
 pub(crate) mod waits;

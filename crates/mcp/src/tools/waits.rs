@@ -1,16 +1,18 @@
 //! Waiting for panes and channels: `wait_for_text`, `wait_for_idle`,
 //! `wait_for_channel` and `signal_channel`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_tmux::{ChannelOutcome, Needle, Outcome as WaitOutcome, TextWait, WaitReport};
+use termpilot_tmux::{
+    ChannelOutcome, Needle, Outcome as WaitOutcome, StepWork, TextWait, WaitReport, WorkKind,
+};
 
-use crate::address::{Pane, pane};
+use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
-use crate::server::{CallContext, Done, TermpilotServer};
+use crate::server::{CallContext, Done, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
 type Result<T> = ToolResult<T>;
@@ -190,31 +192,43 @@ pub(crate) async fn wait_for_text(
     call: &CallContext,
 ) -> Result<Done> {
     let pane = pane(server, &params.pane).await?;
-    let since = match &params.since {
-        Some(cursor) => Some(pane.cursor(server, cursor)?),
-        None => None,
+    let since = (params.since.as_deref())
+        .map(|since| pane.cursor(server, since))
+        .transpose()?;
+    let (mut wait, settle) = text_wait(server, &params);
+    wait.since = since;
+    let work = StepWork {
+        kind: WorkKind::WaitForText,
+        pane: pane.id,
+        limit: Some(wait.timeout),
     };
-    let spec = TextWait {
-        patterns: needles(params.pattern.into_vec(), params.regex),
+    let waiting = pane.engine.wait_for_text_or_input(pane.id, &wait, settle);
+    let report = call.run_work(work, waiting).await?;
+    wait_done(server, &pane.host, pane.id, report, params.max_tokens)?.done()
+}
+
+/// What `wait_for_text` arguments wait for (from now: `since` is left to
+/// the caller), and the settle time of their input detection.
+pub(crate) fn text_wait(
+    server: &TermpilotServer,
+    params: &WaitForTextParams,
+) -> (TextWait, Duration) {
+    let wait = TextWait {
+        patterns: needles(params.pattern.clone().into_vec(), params.regex),
         stop: needles(
-            params.stop.map(OneOrMany::into_vec).unwrap_or_default(),
+            params
+                .stop
+                .clone()
+                .map(OneOrMany::into_vec)
+                .unwrap_or_default(),
             params.regex,
         ),
         match_case: params.match_case,
-        since,
+        since: None,
         include_screen: params.include_screen,
         timeout: server.wait_time(params.timeout_s),
     };
-    let what = format!("waiting for text in {pane}");
-    let settle = crate::awaiting::settle(params.input_settle_ms);
-    let report = call
-        .run(
-            &what,
-            spec.timeout,
-            pane.engine.wait_for_text_or_input(pane.id, &spec, settle),
-        )
-        .await??;
-    wait_done(server, &pane, report, params.max_tokens)
+    (wait, crate::awaiting::settle(params.input_settle_ms))
 }
 
 /// `wait_for_idle`.
@@ -265,40 +279,57 @@ pub(crate) async fn wait_for_idle(
     call: &CallContext,
 ) -> Result<Done> {
     let pane = pane(server, &params.pane).await?;
-    let quiet = std::time::Duration::from_millis(params.quiet_ms.unwrap_or(500));
-    let timeout = server.wait_time(params.timeout_s);
-    let what = format!("waiting for {pane} to go quiet");
-    let settle = crate::awaiting::settle(params.input_settle_ms);
-    let report = call
-        .run(
-            &what,
-            timeout,
-            pane.engine
-                .wait_for_idle_or_input(pane.id, quiet, timeout, settle),
-        )
-        .await??;
-    wait_done(server, &pane, report, None)
+    let idle = idle_wait(server, &params);
+    let work = StepWork {
+        kind: WorkKind::WaitForIdle,
+        pane: pane.id,
+        limit: Some(idle.timeout),
+    };
+    let waiting =
+        (pane.engine).wait_for_idle_or_input(pane.id, idle.quiet, idle.timeout, idle.settle);
+    let report = call.run_work(work, waiting).await?;
+    wait_done(server, &pane.host, pane.id, report, None)?.done()
 }
 
-fn wait_done(
+/// What `wait_for_idle` arguments ask for.
+pub(crate) struct IdleWait {
+    /// How long the pane must print nothing.
+    pub(crate) quiet: Duration,
+    /// How long to wait.
+    pub(crate) timeout: Duration,
+    /// The settle time of input detection.
+    pub(crate) settle: Duration,
+}
+
+/// The wait `wait_for_idle` arguments ask for.
+pub(crate) fn idle_wait(server: &TermpilotServer, params: &WaitForIdleParams) -> IdleWait {
+    IdleWait {
+        quiet: Duration::from_millis(params.quiet_ms.unwrap_or(500)),
+        timeout: server.wait_time(params.timeout_s),
+        settle: crate::awaiting::settle(params.input_settle_ms),
+    }
+}
+
+pub(crate) fn wait_done(
     server: &TermpilotServer,
-    pane: &Pane,
+    host: &Host,
+    pane: termpilot_tmux::PaneId,
     report: WaitReport,
     max_tokens: Option<u32>,
-) -> Result<Done> {
+) -> Result<Reply<WaitEntry>> {
     let budget = server.budget(max_tokens, Some(TAIL_TOKENS));
     let tail = server.fit_text(&report.tail.join("\n"), &budget)?;
     let found = report.found.as_ref();
     let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = WaitEntry {
-        pane: pane.to_string(),
+        pane: host.qualify(pane),
         outcome: outcome_name(report.outcome).to_owned(),
         matched: found.map(|f| f.text.clone()),
         line: found.map(|f| f.line.clone()),
         pattern_index: found.map(|f| f.index),
         on_screen: found.is_some_and(|f| f.on_screen),
         elapsed_s: report.elapsed.as_secs_f64(),
-        cursor: pane.cursor_text(report.cursor),
+        cursor: host.qualify(report.cursor),
         lost_bytes: report.lost_bytes,
         tail: tail.text,
         alternate_screen: report.alternate_screen,
@@ -331,7 +362,7 @@ fn wait_done(
         "\ncursor {}\n--- last output ---\n{}",
         entry.cursor, entry.tail
     ));
-    Done::new(&entry, text)
+    Ok(Reply { entry, text })
 }
 
 /// `wait_for_channel`.

@@ -1,0 +1,416 @@
+//! Creating and killing sessions, windows and panes.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use termpilot_tmux::{Created, Killed, NewSession, NewWindow, Split, SplitDirection};
+
+use super::input::refuse_nul;
+use crate::address::{self, Host};
+use crate::catalog::{Effect, Outcome, Tool};
+use crate::error::{ToolError, ToolResult};
+use crate::scope::Scope;
+use crate::server::{CallContext, Done, TermpilotServer};
+use crate::toolset::Toolset;
+
+/// Most environment variables given to a new session, window or pane.
+pub const MAX_ENV: usize = 64;
+
+/// Result of `create_session`, `create_window` and `split_pane`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CreatedEntry {
+    /// Session id.
+    pub session: String,
+    /// Session name.
+    pub session_name: String,
+    /// Window id.
+    pub window: String,
+    /// Window index.
+    pub window_index: u32,
+    /// The new pane's id: pass it as `pane` to the other tools.
+    pub pane: String,
+}
+
+impl CreatedEntry {
+    fn new(host: &Host, created: Created) -> Self {
+        CreatedEntry {
+            session: host.qualify(created.session),
+            session_name: created.session_name,
+            window: host.qualify(created.window),
+            window_index: created.window_index,
+            pane: host.qualify(created.pane),
+        }
+    }
+}
+
+/// The result of a create tool on `host`.
+fn created(host: &Host, result: termpilot_tmux::Result<Created>) -> Outcome {
+    let entry = CreatedEntry::new(host, result?);
+    let text = format!(
+        "created pane {} in window {} ({}:{}) of session {} ({})",
+        entry.pane,
+        entry.window,
+        entry.session_name,
+        entry.window_index,
+        entry.session,
+        entry.session_name
+    );
+    Done::new(&entry, text)
+}
+
+/// The `env` argument of a create tool, checked.
+fn env_pairs(env: Option<BTreeMap<String, String>>) -> ToolResult<Vec<(String, String)>> {
+    let env = env.unwrap_or_default();
+    if env.len() > MAX_ENV {
+        return Err(ToolError::refused(format!(
+            "env: at most {MAX_ENV} variables, got {}",
+            env.len()
+        )));
+    }
+    for (key, value) in &env {
+        let valid = !key.is_empty()
+            && !key.starts_with(|c: char| c.is_ascii_digit())
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(ToolError::refused(format!(
+                "env: {key:?} is not a valid variable name (letters, digits and _, not starting with a digit)"
+            )));
+        }
+        refuse_nul("env value", value)?;
+    }
+    Ok(env.into_iter().collect())
+}
+
+/// `create_session`.
+pub(crate) struct CreateSession;
+
+/// Arguments of `create_session`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSessionParams {
+    /// The host to create it on: "local" (default) or a host given with --host.
+    #[schemars(length(min = 1, max = 64))]
+    pub host: Option<String>,
+    /// Unique name, kept exactly (default: tmux picks one). Refused: : . $ \ and control
+    /// characters, and a first character among - + = ~ ! ^ { @ %.
+    #[schemars(length(min = 1, max = 128))]
+    pub name: Option<String>,
+    /// Run this instead of a shell; the pane closes when it exits.
+    #[schemars(length(min = 1, max = 16384))]
+    pub command: Option<String>,
+    /// Working directory (absolute).
+    #[schemars(length(min = 1, max = 4096))]
+    pub cwd: Option<String>,
+    /// Environment variables.
+    pub env: Option<BTreeMap<String, String>>,
+    /// Columns (default 160).
+    #[schemars(range(min = 10, max = 1000))]
+    pub width: Option<u16>,
+    /// Rows (default 48).
+    #[schemars(range(min = 5, max = 500))]
+    pub height: Option<u16>,
+}
+
+impl Tool for CreateSession {
+    const NAME: &'static str = "create_session";
+    const TITLE: &'static str = "Create a session";
+    const DESCRIPTION: &'static str = "Create a detached tmux session running a shell or \
+        `command` (it can do anything a shell can); return its first pane's id. The name is \
+        kept exactly or refused. To add a terminal beside others, use create_window or \
+        split_pane.";
+    const TOOLSET: Toolset = Toolset::Lifecycle;
+    const EFFECT: Effect = Effect::Runs;
+    type Params = CreateSessionParams;
+    type Output = CreatedEntry;
+
+    async fn call(
+        server: &TermpilotServer,
+        params: CreateSessionParams,
+        _: &CallContext,
+    ) -> Outcome {
+        let host = address::host_argument(server, params.host.as_deref())?;
+        if let Some(name) = &params.name
+            && let (named, _) = address::split(server, name)
+            && named != Host::local()
+        {
+            return Err(ToolError::refused(format!(
+                "name: {name:?} would read as a target on host {}; pick a name without \
+                 \"{}/\" in front",
+                named.name(),
+                named.name()
+            )));
+        }
+        let options = NewSession {
+            name: params.name,
+            command: params.command,
+            cwd: params.cwd,
+            env: env_pairs(params.env)?,
+            width: params.width,
+            height: params.height,
+        };
+        let engine = host.engine(server).await?;
+        created(&host, engine.create_session(&options).await)
+    }
+
+    fn admit(scope: &Scope, arguments: &serde_json::Value) -> ToolResult<()> {
+        let name = arguments.get("name").and_then(serde_json::Value::as_str);
+        scope.check_new_session(name)
+    }
+}
+
+/// `create_window`.
+pub(crate) struct CreateWindow;
+
+/// Arguments of `create_window`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateWindowParams {
+    /// Session name or id; "work:5" picks window index 5.
+    #[schemars(length(min = 1, max = 256))]
+    pub session: String,
+    /// Window name, kept exactly as given; refused as for session names, and a number (even
+    /// after spaces), which would read as a window index.
+    #[schemars(length(min = 1, max = 128))]
+    pub name: Option<String>,
+    /// Run this instead of a shell; the pane closes when it exits.
+    #[schemars(length(min = 1, max = 16384))]
+    pub command: Option<String>,
+    /// Working directory (absolute).
+    #[schemars(length(min = 1, max = 4096))]
+    pub cwd: Option<String>,
+    /// Environment variables.
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+impl Tool for CreateWindow {
+    const NAME: &'static str = "create_window";
+    const TITLE: &'static str = "Create a window";
+    const DESCRIPTION: &'static str = "Add a window (a separate full-size terminal) to a \
+        session without switching to it, running a shell or `command` (run as given); return \
+        its pane id.";
+    const TOOLSET: Toolset = Toolset::Lifecycle;
+    const EFFECT: Effect = Effect::Runs;
+    const MISSING_HINT: &'static str = "call list_sessions to see the sessions";
+    type Params = CreateWindowParams;
+    type Output = CreatedEntry;
+
+    async fn call(
+        server: &TermpilotServer,
+        params: CreateWindowParams,
+        _: &CallContext,
+    ) -> Outcome {
+        let env = env_pairs(params.env)?;
+        let on = address::on(server, &params.session).await?;
+        let options = NewWindow {
+            target: address::window_slot(on.target)?.text.into(),
+            name: params.name,
+            command: params.command,
+            cwd: params.cwd,
+            env,
+        };
+        created(&on.host, on.engine.create_window(&options).await)
+    }
+}
+
+/// `split_pane`.
+pub(crate) struct SplitPane;
+
+/// Where `split_pane` puts the new pane.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Right of the pane (side by side).
+    #[default]
+    Right,
+    /// Left of the pane.
+    Left,
+    /// Below the pane (stacked).
+    Below,
+    /// Above the pane.
+    Above,
+}
+
+/// Arguments of `split_pane`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SplitPaneParams {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Default right.
+    #[serde(default)]
+    pub direction: Direction,
+    /// Cells ("20") or percent ("30%"); default half.
+    #[schemars(regex(pattern = r"^[0-9]{1,4}%?$"))]
+    pub size: Option<String>,
+    /// Run this instead of a shell; the pane closes when it exits.
+    #[schemars(length(min = 1, max = 16384))]
+    pub command: Option<String>,
+    /// Working directory (absolute).
+    #[schemars(length(min = 1, max = 4096))]
+    pub cwd: Option<String>,
+    /// Environment variables.
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+impl Tool for SplitPane {
+    const NAME: &'static str = "split_pane";
+    const TITLE: &'static str = "Split a pane";
+    const DESCRIPTION: &'static str = "Split a pane; the new one goes right, left, below or \
+        above, and the old one shrinks (its program sees a resize). `command` runs as given. \
+        Return the new pane's id.";
+    const TOOLSET: Toolset = Toolset::Lifecycle;
+    const EFFECT: Effect = Effect::Runs;
+    type Params = SplitPaneParams;
+    type Output = CreatedEntry;
+
+    async fn call(server: &TermpilotServer, params: SplitPaneParams, _: &CallContext) -> Outcome {
+        let env = env_pairs(params.env)?;
+        let on = address::on(server, &params.pane).await?;
+        let options = Split {
+            target: address::pane_target(on.target)?.text.into(),
+            direction: match params.direction {
+                Direction::Right => SplitDirection::Right,
+                Direction::Left => SplitDirection::Left,
+                Direction::Below => SplitDirection::Below,
+                Direction::Above => SplitDirection::Above,
+            },
+            size: params.size,
+            command: params.command,
+            cwd: params.cwd,
+            env,
+        };
+        created(&on.host, on.engine.split_pane(&options).await)
+    }
+}
+
+/// Result of the kill tools.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct KilledEntry {
+    /// Session the killed panes were in.
+    pub session: String,
+    /// Windows removed.
+    pub windows: Vec<String>,
+    /// Panes removed.
+    pub panes: Vec<String>,
+}
+
+impl KilledEntry {
+    fn new(host: &Host, killed: Killed) -> Self {
+        KilledEntry {
+            session: host.qualify(killed.session),
+            windows: killed.windows.iter().map(|w| host.qualify(w)).collect(),
+            panes: killed.panes.iter().map(|p| host.qualify(p)).collect(),
+        }
+    }
+}
+
+/// The result of a kill tool on `host`.
+fn killed(host: &Host, result: termpilot_tmux::Result<Killed>) -> Outcome {
+    let entry = KilledEntry::new(host, result?);
+    let text = format!(
+        "killed {} pane(s) [{}]{}",
+        entry.panes.len(),
+        entry.panes.join(", "),
+        if entry.windows.is_empty() {
+            String::new()
+        } else {
+            format!(" and window(s) [{}]", entry.windows.join(", "))
+        }
+    );
+    Done::new(&entry, text)
+}
+
+/// The hint of the kill tools' not-found error.
+const KILL_HINT: &str = "call list_sessions or list_panes to see what exists";
+
+/// `kill_session`.
+pub(crate) struct KillSession;
+
+/// Arguments of `kill_session`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillSessionParams {
+    /// Session to kill: its exact name, such as "work", or its id, such as "$1".
+    #[schemars(length(min = 1, max = 256))]
+    pub session: String,
+}
+
+impl Tool for KillSession {
+    const NAME: &'static str = "kill_session";
+    const TITLE: &'static str = "Kill a session";
+    const DESCRIPTION: &'static str = "Kill a session and every program in it. Irreversible. \
+        Refused for the session termpilot itself runs in. To stop one program, send C-c with \
+        send_keys instead.";
+    const TOOLSET: Toolset = Toolset::Destructive;
+    const EFFECT: Effect = Effect::Destroys;
+    const MISSING_HINT: &'static str = KILL_HINT;
+    type Params = KillSessionParams;
+    type Output = KilledEntry;
+
+    async fn call(server: &TermpilotServer, params: KillSessionParams, _: &CallContext) -> Outcome {
+        let on = address::on(server, &params.session).await?;
+        let session = address::session_target(on.target)?;
+        killed(&on.host, on.engine.kill_session(session.text).await)
+    }
+}
+
+/// `kill_window`.
+pub(crate) struct KillWindow;
+
+/// Arguments of `kill_window`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillWindowParams {
+    /// Window to kill: session:window, such as "work:1", or its id, such as "@3".
+    #[schemars(length(min = 1, max = 256))]
+    pub window: String,
+}
+
+impl Tool for KillWindow {
+    const NAME: &'static str = "kill_window";
+    const TITLE: &'static str = "Kill a window";
+    const DESCRIPTION: &'static str = "Kill a window and every program in its panes. \
+        Irreversible. Refused for the window termpilot itself runs in.";
+    const TOOLSET: Toolset = Toolset::Destructive;
+    const EFFECT: Effect = Effect::Destroys;
+    const MISSING_HINT: &'static str = KILL_HINT;
+    type Params = KillWindowParams;
+    type Output = KilledEntry;
+
+    async fn call(server: &TermpilotServer, params: KillWindowParams, _: &CallContext) -> Outcome {
+        let on = address::on(server, &params.window).await?;
+        let window = address::window_target(on.target)?;
+        killed(&on.host, on.engine.kill_window(window.text).await)
+    }
+}
+
+/// `kill_pane`.
+pub(crate) struct KillPane;
+
+/// Arguments of `kill_pane`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillPaneParams {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+}
+
+impl Tool for KillPane {
+    const NAME: &'static str = "kill_pane";
+    const TITLE: &'static str = "Kill a pane";
+    const DESCRIPTION: &'static str = "Kill one pane and the program in it (the window closes \
+        with its last pane). Irreversible. Refused for the pane termpilot itself runs in.";
+    const TOOLSET: Toolset = Toolset::Destructive;
+    const EFFECT: Effect = Effect::Destroys;
+    type Params = KillPaneParams;
+    type Output = KilledEntry;
+
+    async fn call(server: &TermpilotServer, params: KillPaneParams, _: &CallContext) -> Outcome {
+        let on = address::on(server, &params.pane).await?;
+        let pane = address::pane_target(on.target)?;
+        killed(&on.host, on.engine.kill_pane(pane.text).await)
+    }
+}
