@@ -9,7 +9,9 @@
 //! end marker carrying the command's nonce. The report is then the head, the
 //! tail the journal still holds, and how many bytes between them are gone.
 
-use termpilot_journal::Journal;
+use std::ops::Range;
+
+use termpilot_journal::{Gap, Journal};
 
 use crate::marker::{marker_for, markers_in};
 
@@ -167,11 +169,9 @@ impl Tracker {
             .min(read.bytes.len());
         let bytes = &read.bytes[..held];
         let done = self.find_markers(bytes, offset_of);
-        let head_from = read.gaps.first().map_or(done, |gap| {
-            done.min(gap.offset.saturating_sub(first) as usize)
-        });
-        self.grow_head(&bytes[..head_from], first);
-        if head_from < done {
+        let (run, run_offset, stopped) = self.head_run(&read.gaps, first, done);
+        self.grow_head(&bytes[run], run_offset);
+        if stopped {
             self.head_done = true;
         }
         self.scanned = if done == held {
@@ -204,6 +204,28 @@ impl Tracker {
                 code: code.unwrap_or(-1),
             });
         }
+    }
+
+    /// Where the head may grow in the `done` bytes just read from `first`:
+    /// the contiguous run (its indices and its first byte's offset) after
+    /// the last gap before the head's end, up to the first gap after it; and
+    /// whether such a gap stops the head. A gap before the output began (a
+    /// pane paused before the command started) is no hole in the output.
+    fn head_run(&self, gaps: &[Gap], first: u64, done: usize) -> (Range<usize>, u64, bool) {
+        let head_end = self.body.map(|body| body + self.head.len() as u64);
+        let (mut start, mut offset) = (0, first);
+        for (before, gap) in gaps.iter().enumerate() {
+            // Each earlier gap takes an offset but no byte.
+            let index = (gap.offset.saturating_sub(first) as usize).saturating_sub(before);
+            match head_end {
+                Some(head_end) if gap.offset < head_end => {
+                    (start, offset) = (index, gap.offset + 1)
+                }
+                Some(_) if index < done => return (start.min(index)..index, offset, true),
+                _ => break,
+            }
+        }
+        (start.min(done)..done, offset, false)
     }
 
     /// Copies the output among `bytes` (which begin at `offset`) into the
@@ -340,6 +362,25 @@ mod tests {
         let output = tracker.output(&journal, cut);
         let kept = [&output.head[..], &output.tail[..]].concat();
         assert_eq!((&kept[..], output.lost), (&b"beforeafter"[..], 1));
+    }
+
+    #[test]
+    fn a_gap_before_the_start_is_no_hole_in_the_output() {
+        let mut journal = journal(1 << 20);
+        let mut tracker = Tracker::new(NONCE, 0, 1 << 20);
+        journal.append(b"$ ");
+        journal.record_gap(GapReason::Paused);
+        journal.append(&marker("start"));
+        journal.append(b"out\r\n");
+        tracker.advance(&journal);
+        journal.record_gap(GapReason::Paused);
+        journal.append(b"more, after the gap\r\n");
+        let cut = journal.end();
+        tracker.advance(&journal);
+        let output = tracker.output(&journal, cut);
+        assert_eq!((&output.head[..], output.lost), (&b"out\r\n"[..], 1));
+        let text = format!("out\n{}\nmore, after the gap", lost_line(1));
+        assert_eq!(output.text(), text);
     }
 
     #[test]
