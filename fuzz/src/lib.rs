@@ -3,6 +3,9 @@
 //! libFuzzer through `cargo fuzz` on nightly (`fuzz_targets/`).
 #![deny(missing_docs)]
 
+mod shell;
+
+pub use shell::{check_shell_markers, check_wrapper_hiding};
 use termpilot_control::name::format_literal;
 use termpilot_control::{
     CommandError, Name, NameKind, PaneTarget, Parser, SessionTarget, WindowSlot, WindowTarget,

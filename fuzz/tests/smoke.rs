@@ -2,8 +2,8 @@
 //! prefix of them, and on pseudo-random inputs built from control-mode fragments.
 
 use termpilot_fuzz::{
-    check_control_parser, check_key_names, check_quote_roundtrip, check_targets,
-    check_terminal_cleaner,
+    check_control_parser, check_key_names, check_quote_roundtrip, check_shell_markers,
+    check_targets, check_terminal_cleaner, check_wrapper_hiding,
 };
 
 const FIXTURES: [&[u8]; 2] = [
@@ -130,3 +130,55 @@ const TARGET_CHARS: [char; 24] = [
     '%', '@', '$', ':', '.', '=', '+', '-', '{', '}', '^', '!', '~', '#', '(', ')', '\\', '0',
     '7', 'a', 'w', ' ', '\t', 'é',
 ];
+
+/// The recorded shell transcripts of `crates/shell/tests/fixtures`.
+const SHELL_OUTPUTS: [&[u8]; 4] = [
+    include_bytes!("../../crates/shell/tests/fixtures/bash.out"),
+    include_bytes!("../../crates/shell/tests/fixtures/zsh.out"),
+    include_bytes!("../../crates/shell/tests/fixtures/fish.out"),
+    include_bytes!("../../crates/shell/tests/fixtures/sh.out"),
+];
+
+/// A stream of the bytes `check_shell_markers` reads as markers and gaps
+/// (0xf0-0xf5), escape and control bytes, and text.
+fn marker_stream(seed: u64) -> Vec<u8> {
+    const PIECES: [&[u8]; 10] = [
+        b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4", b"\xf5", b"out\r\n", b"\x07", b"\x1b]", b"42",
+    ];
+    let mut state = seed.max(1);
+    (0..(next(&mut state) % 48))
+        .flat_map(|_| PIECES[next(&mut state) as usize % PIECES.len()].iter().copied())
+        .collect()
+}
+
+#[test]
+fn shell_output_passes_the_marker_check() {
+    for output in SHELL_OUTPUTS {
+        for end in (0..=output.len()).step_by(211) {
+            check_shell_markers(&output[..end]);
+        }
+    }
+    for seed in 1..2000 {
+        check_shell_markers(&marker_stream(seed));
+    }
+}
+
+#[test]
+fn screens_and_commands_pass_the_hiding_check() {
+    let screens: [&[u8]; 4] = [
+        include_bytes!("../../crates/shell/tests/fixtures/bash.screen"),
+        include_bytes!("../../crates/shell/tests/fixtures/zsh.screen"),
+        include_bytes!("../../crates/shell/tests/fixtures/fish.screen"),
+        include_bytes!("../../crates/shell/tests/fixtures/sh.screen"),
+    ];
+    for screen in screens {
+        check_wrapper_hiding(screen);
+    }
+    for command in ["make test", "echo 'a''b' # c\nls", "", "x\n}; y", "é\0echo é"] {
+        check_wrapper_hiding(command.as_bytes());
+    }
+    for seed in 1..2000 {
+        check_wrapper_hiding(&random_stream(seed));
+        check_wrapper_hiding(&marker_stream(seed));
+    }
+}

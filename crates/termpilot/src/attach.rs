@@ -2,21 +2,28 @@
 //! termpilot's tmux server and can take it over from the agent, hand it back,
 //! cancel the agent's pending wait on it, or detach.
 //!
-//! The state is shared through tmux pane options (see `termpilot_tmux::person`),
-//! so `attach` and `serve` need no channel of their own: while the pane is held,
-//! `serve` refuses agent input to it, and `list_panes` shows who holds it.
+//! The person acts through an engine of their own ([`Person`]), connected to
+//! the same server; the state is shared through tmux pane options (see
+//! `termpilot_tmux::person`), so `attach` and `serve` need no channel of their
+//! own: while the pane is held, `serve` refuses agent input to it, and
+//! `list_panes` shows who holds it. The terminal itself is a `tmux attach` in a
+//! PTY whose key bindings call the engine.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::path::Path;
+use std::process::{Command, ExitCode};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use termpilot_keys::parse_sequence;
 use termpilot_pty::{Action, Outcome, Session, Terminal};
-use termpilot_tmux::person::{CANCEL_OPTION, HELD_OPTION};
+use termpilot_tmux::person::Person;
+use tokio::runtime::{Handle, Runtime};
 
 use crate::server_args::ServerSelection;
+
+/// The longest a key binding waits for tmux before the terminal goes on.
+const ACTION_LIMIT: Duration = Duration::from_secs(2);
 
 /// Arguments of `termpilot attach`.
 #[derive(Debug, clap::Args)]
@@ -54,79 +61,61 @@ pub struct AttachArgs {
     server: ServerSelection,
 }
 
-/// The tmux server and the pane, for the small tmux commands bindings run.
+/// What the key bindings do, on the PTY's thread, through the person's
+/// engine on the runtime.
 #[derive(Clone)]
-struct Target {
-    tmux: PathBuf,
-    socket: Vec<OsString>,
-    pane: String,
-    note: String,
+struct Keyboard {
+    person: Person,
+    runtime: Handle,
+    /// The process of the person's `tmux attach` (its tmux client), once
+    /// started: messages go to that client's status line.
+    client: Arc<OnceLock<u32>>,
 }
 
-impl Target {
-    fn command(&self) -> Command {
-        let mut command = Command::new(&self.tmux);
-        command
-            .args(&self.socket)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .env_remove("TMUX");
-        command
-    }
-
-    /// Runs a tmux command; returns its stdout.
-    fn run(&self, args: &[&str]) -> anyhow::Result<String> {
-        let output = self
-            .command()
-            .args(args)
-            .output()
-            .with_context(|| format!("cannot run {}", self.tmux.display()))?;
-        if !output.status.success() {
-            bail!("tmux {} failed", args.first().copied().unwrap_or_default());
+impl Keyboard {
+    /// Runs `action` on the engine, waiting at most [`ACTION_LIMIT`].
+    fn run<T>(&self, action: impl Future<Output = termpilot_tmux::Result<T>>) -> Result<T, String> {
+        let limited = async { tokio::time::timeout(ACTION_LIMIT, action).await };
+        match self.runtime.block_on(limited) {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!("tmux did not answer within {ACTION_LIMIT:?}")),
         }
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
-    fn hold(&self) {
-        let _ = self.run(&[
-            "set-option",
-            "-p",
-            "-t",
-            &self.pane,
-            HELD_OPTION,
-            &self.note,
-        ]);
-        self.tell("you hold this pane: the agent cannot type into it");
+    fn take_over(&self) {
+        match self.run(self.person.take_over()) {
+            Ok(()) => self.tell("you hold this pane: the agent cannot type into it"),
+            Err(error) => self.tell(&format!("could not take the pane over: {error}")),
+        }
     }
 
     fn hand_back(&self) {
-        let _ = self.run(&["set-option", "-p", "-u", "-t", &self.pane, HELD_OPTION]);
-        self.tell("handed back: the agent may type into this pane again");
-    }
-
-    /// Hands the pane back if this attach still holds it.
-    fn release_if_mine(&self) {
-        let format = format!("#{{{HELD_OPTION}}}");
-        let holder = self.run(&["display-message", "-p", "-t", &self.pane, &format]);
-        if holder.is_ok_and(|h| h.trim() == self.note) {
-            let _ = self.run(&["set-option", "-p", "-u", "-t", &self.pane, HELD_OPTION]);
+        match self.run(self.person.hand_back()) {
+            Ok(()) => self.tell("handed back: the agent may type into this pane again"),
+            Err(error) => self.tell(&format!("could not hand the pane back: {error}")),
         }
     }
 
     fn cancel_waits(&self) {
-        let token = termpilot_tmux::person::unix_nanos().to_string();
-        let _ = self.run(&["set-option", "-p", "-t", &self.pane, CANCEL_OPTION, &token]);
-        self.tell("cancelled the agent's wait on this pane");
+        match self.run(self.person.cancel_waits()) {
+            Ok(()) => self.tell("cancelled the agent's wait on this pane"),
+            Err(error) => self.tell(&format!("could not cancel the agent's wait: {error}")),
+        }
     }
 
-    /// Shows a message on the attached terminal's status line.
+    /// Shows a message on the person's status line.
     fn tell(&self, message: &str) {
-        let _ = self.run(&[
-            "display-message",
-            "-t",
-            &self.pane,
-            &format!("termpilot: {message}"),
-        ]);
+        if let Some(&pid) = self.client.get() {
+            let _ = self.run(self.person.tell(pid, message));
+        }
+    }
+
+    /// Detaches the person's tmux client, whose terminal is `pty`.
+    fn detach(&self, pty: &Path) -> std::io::Result<()> {
+        let tty = pty.to_string_lossy();
+        self.run(self.person.detach_client(&tty))
+            .map_err(std::io::Error::other)
     }
 }
 
@@ -134,41 +123,44 @@ impl Target {
 ///
 /// Blocking; call it outside any async runtime's worker.
 pub fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
-    let mut target = Target {
-        tmux: args.server.tmux.clone(),
-        socket: args.server.socket_args(),
-        pane: args.pane.clone(),
-        note: format!(
-            "a person (termpilot attach, pid {}) since {}",
-            std::process::id(),
-            utc_now()
-        ),
-    };
-    let found = target
-        .run(&[
-            "display-message",
-            "-p",
-            "-t",
-            &args.pane,
-            "#{pane_id} #{session_id} #{window_id}",
-        ])
-        .ok()
-        .filter(|out| out.starts_with('%'))
-        .with_context(|| format!("pane {} not found on the tmux server", args.pane))?;
-    let ids: Vec<&str> = found.split_whitespace().collect();
-    let (pane, session, window) = (ids[0].to_owned(), ids[1].to_owned(), ids[2].to_owned());
-    target.pane = pane.clone();
-    target.run(&["select-window", "-t", &window])?;
-    target.run(&["select-pane", "-t", &pane])?;
-    if args.take_over {
-        target.hold();
-    }
+    // One worker keeps the engine's control clients read while the PTY's
+    // thread waits for keys.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let attached = attach_with(&args, &runtime);
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    attached
+}
+
+fn attach_with(args: &AttachArgs, runtime: &Runtime) -> anyhow::Result<ExitCode> {
+    let note = format!(
+        "a person (termpilot attach, pid {}) since {}",
+        std::process::id(),
+        utc_now()
+    );
+    let config = args.server.engine_config();
+    let person = runtime
+        .block_on(Person::connect(config, &args.pane, note))
+        .with_context(|| format!("cannot attach to pane {}", args.pane))?;
+    // Whatever ends the session (a detach, the terminal closing, a signal,
+    // a panic), a pane this attach holds is handed back.
+    let hold = person.release_on_drop(runtime.handle().clone());
+    runtime.block_on(person.focus())?;
+    let pane = person.pane();
     eprintln!(
         "termpilot attach: {pane}. {} takes over, {} hands back, {} cancels the agent's wait, {} detaches.",
         args.take_over_key, args.hand_back_key, args.cancel_key, args.detach_key
     );
-    let outcome = run_session(&args, &target, &session);
-    target.release_if_mine();
+    let keyboard = Keyboard {
+        person,
+        runtime: runtime.handle().clone(),
+        client: Arc::default(),
+    };
+    let outcome = run_session(args, &keyboard);
+    drop(hold);
     let outcome = outcome?;
     eprintln!("termpilot attach: detached from {pane}; it keeps running.");
     Ok(ExitCode::from(match outcome {
@@ -177,39 +169,40 @@ pub fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
     }))
 }
 
-fn run_session(args: &AttachArgs, target: &Target, session: &str) -> anyhow::Result<Outcome> {
+fn run_session(args: &AttachArgs, keyboard: &Keyboard) -> anyhow::Result<Outcome> {
     let terminal = Terminal::stdio().context("cannot use standard input/output")?;
-    let mut attach = target.command();
-    attach.stderr(Stdio::inherit());
-    attach.args(["attach-session", "-t", session]);
+    let mut attach = Command::new(&args.server.tmux);
+    attach
+        .args(args.server.socket_args())
+        .args([
+            "attach-session",
+            "-t",
+            &keyboard.person.session().to_string(),
+        ])
+        .env_remove("TMUX");
     let keys =
         |spec: &str| parse_sequence(spec).with_context(|| format!("bad key sequence {spec:?}"));
-    let (hold, hand_back, cancel) = (target.clone(), target.clone(), target.clone());
-    let detach = target.clone();
-    let report = Session::builder(attach)
+    let bind = |action: fn(&Keyboard)| {
+        let keyboard = keyboard.clone();
+        Action::Callback(Box::new(move || action(&keyboard)))
+    };
+    let detach = keyboard.clone();
+    let session = Session::builder(attach)
         .terminal(terminal)
         .escape_timeout(Duration::from_millis(args.escape_timeout_ms))
-        .bind(
-            keys(&args.take_over_key)?,
-            Action::Callback(Box::new(move || hold.hold())),
-        )
-        .bind(
-            keys(&args.hand_back_key)?,
-            Action::Callback(Box::new(move || hand_back.hand_back())),
-        )
-        .bind(
-            keys(&args.cancel_key)?,
-            Action::Callback(Box::new(move || cancel.cancel_waits())),
-        )
+        .bind(keys(&args.take_over_key)?, bind(Keyboard::take_over))
+        .bind(keys(&args.hand_back_key)?, bind(Keyboard::hand_back))
+        .bind(keys(&args.cancel_key)?, bind(Keyboard::cancel_waits))
         .bind(keys(&args.detach_key)?, Action::Detach)
-        .detach_hook(move |pty: &Path| {
-            let tty = pty.to_string_lossy().into_owned();
-            detach
-                .run(&["detach-client", "-t", &tty])
-                .map(|_| ())
-                .map_err(std::io::Error::other)
-        })
-        .run()?;
+        .detach_hook(move |pty: &Path| detach.detach(pty))
+        .spawn()?;
+    // From here the session catches the shutdown signals (it ends, and the
+    // hold is handed back), so the pane is taken only now.
+    let _ = keyboard.client.set(session.child_id());
+    if args.take_over {
+        keyboard.take_over();
+    }
+    let report = session.run()?;
     for failure in &report.action_failures {
         eprintln!("termpilot attach: {failure}");
     }

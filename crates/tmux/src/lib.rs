@@ -24,6 +24,10 @@
 //! - [`hosts`]: the servers one termpilot drives, `local` and those given
 //!   with `--host`, each an engine connected on first use.
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
+//! - `shell`: the `run_command` driver (typing, following, the foreground
+//!   check); its sans-IO part (wrappers, markers, echo rules, wrapper hiding)
+//!   is the `termpilot-shell` crate, whose `echo` and `Shell` are re-exported
+//!   here.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), termpilot_tmux::Error> {
@@ -41,7 +45,6 @@ mod channel;
 mod client;
 pub mod config;
 mod cursor;
-pub mod echo;
 mod engine;
 mod error;
 mod format;
@@ -76,5 +79,6 @@ pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, Shell};
 pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::Needle;
 pub use termpilot_keys::Key;
+pub use termpilot_shell::echo;
 pub use transport::{Exec, Local, Pipe, Ssh, SshOptions, Transport};
 pub use wait::{Found, Outcome, TextWait, WaitReport};

@@ -17,15 +17,23 @@
 //! subscription (`refresh-client -B`): tmux 3.3a crashes (`segfault at f0`)
 //! when a session ends while a control client holds such a subscription, and
 //! the crash takes every session with it.
+//!
+//! The person's side is a [`Person`]: an engine connected to the same server,
+//! at one pane, with a note saying who they are. `termpilot attach` holds
+//! one, and a [`ReleaseGuard`] hands the pane back however it ends.
 
 use std::sync::Weak;
 use std::time::Duration;
 
-use termpilot_control::{Command, PaneId};
+use termpilot_control::{Command, PaneId, SessionId, WindowId};
+use tokio::runtime::RuntimeFlavor;
 use tokio::sync::watch;
 
+use crate::config::EngineConfig;
 use crate::engine::{Engine, Shared};
 use crate::error::{Error, Result};
+use crate::ops::PaneScope;
+use crate::transport::{Local, Transport};
 
 /// The pane option set while a person holds the pane.
 pub const HELD_OPTION: &str = "@termpilot_held";
@@ -140,6 +148,202 @@ impl Engine {
             None => command.flag("-u").arg(option),
         };
         self.command(command).await.map(|_| ())
+    }
+}
+
+/// Output a person's engine keeps per pane: it reads none, so little.
+const PERSON_JOURNAL_BYTES: usize = 64 << 10;
+
+/// The longest a [`ReleaseGuard`] waits for tmux to hand the pane back.
+const RELEASE_LIMIT: Duration = Duration::from_secs(2);
+
+/// A person at one pane of a tmux server, through an engine of their own:
+/// they take the pane over from the agent (whose engine then refuses to type
+/// into it), hand it back, and cancel the agent's waits on it.
+#[derive(Debug, Clone)]
+pub struct Person {
+    engine: Engine,
+    pane: PaneId,
+    session: SessionId,
+    window: WindowId,
+    /// Who holds the pane and since when, as held-pane errors and
+    /// `list_panes` show it; also how a person knows the hold is theirs.
+    note: String,
+}
+
+impl Person {
+    /// Connects to the tmux server of `config`, which must be running (a
+    /// person attaches to what exists: no server is started), and finds the
+    /// pane `target` (`%3` or `work:1.0`).
+    pub async fn connect(mut config: EngineConfig, target: &str, note: String) -> Result<Person> {
+        if !server_running(&config).await? {
+            return Err(Error::Connect {
+                socket: config.socket.to_string(),
+                reason: "no tmux server is running there".into(),
+            });
+        }
+        config.journal_bytes = PERSON_JOURNAL_BYTES;
+        let engine = Engine::connect(config).await?;
+        let pane = engine.resolve_pane(target).await?;
+        let panes = engine.list_panes(&PaneScope::All).await?;
+        let info = panes
+            .iter()
+            .find(|info| info.id == pane)
+            .ok_or_else(|| Error::NotFound {
+                kind: "pane",
+                target: target.to_owned(),
+                hint: "termpilot's list_panes, or `tmux list-panes -a`, shows the panes",
+            })?;
+        Ok(Person {
+            pane,
+            session: info.session,
+            window: info.window,
+            note,
+            engine,
+        })
+    }
+
+    /// The pane.
+    pub fn pane(&self) -> PaneId {
+        self.pane
+    }
+
+    /// The session the pane is in (the one to attach a terminal to).
+    pub fn session(&self) -> SessionId {
+        self.session
+    }
+
+    /// The engine the person acts through.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Makes the pane the active one of its window, and the window the
+    /// current one of its session, so a terminal attaching there shows it.
+    pub async fn focus(&self) -> Result<()> {
+        let window = Command::new("select-window").opt("-t", self.window.to_string());
+        self.engine.command(window).await?;
+        let pane = Command::new("select-pane").opt("-t", self.pane.to_string());
+        self.engine.command(pane).await.map(|_| ())
+    }
+
+    /// Takes the pane over: the agent's input to it is refused until
+    /// [`Person::hand_back`].
+    pub async fn take_over(&self) -> Result<()> {
+        self.engine.hold(self.pane, &self.note).await
+    }
+
+    /// Hands the pane back to the agent, whoever held it.
+    pub async fn hand_back(&self) -> Result<()> {
+        self.engine.release(self.pane).await
+    }
+
+    /// Whether this person holds the pane now.
+    pub async fn holds(&self) -> Result<bool> {
+        let notes = self.engine.held_notes(&[self.pane]).await?;
+        Ok(notes.first().and_then(Option::as_deref) == Some(self.note.as_str()))
+    }
+
+    /// Hands the pane back if this person holds it (another person's hold
+    /// stays); returns whether it did.
+    pub async fn release_if_held(&self) -> Result<bool> {
+        if !self.holds().await? {
+            return Ok(false);
+        }
+        self.hand_back().await.map(|()| true)
+    }
+
+    /// Ends the agent's waits on the pane that began before now (their
+    /// outcome is `Outcome::CancelledByUser`).
+    pub async fn cancel_waits(&self) -> Result<()> {
+        self.engine.cancel_waits(self.pane).await
+    }
+
+    /// Shows `message` on the status line of the tmux client whose process
+    /// is `client_pid` (the person's `tmux attach`); nothing when that client
+    /// is not attached (yet).
+    pub async fn tell(&self, client_pid: u32, message: &str) -> Result<()> {
+        let clients = Command::new("list-clients").opt("-F", "#{client_pid}\x1f#{client_name}");
+        let reply = self.engine.command(clients).await?;
+        let text = reply.text();
+        let Some(name) = text.lines().find_map(|line| {
+            let (pid, name) = line.split_once('\x1f')?;
+            (pid.trim() == client_pid.to_string()).then_some(name.trim())
+        }) else {
+            return Ok(());
+        };
+        let display = Command::new("display-message")
+            .opt("-c", name)
+            .opt("-t", self.pane.to_string())
+            .end_of_flags()
+            .arg(format!("termpilot: {}", message.replace('#', "##")));
+        self.engine.command(display).await.map(|_| ())
+    }
+
+    /// Detaches the tmux client `name` (a terminal's path, such as
+    /// `/dev/pts/3`) from the server.
+    pub async fn detach_client(&self, name: &str) -> Result<()> {
+        let detach = Command::new("detach-client").opt("-t", name);
+        self.engine.command(detach).await.map(|_| ())
+    }
+
+    /// A guard that hands the pane back when dropped, if this person still
+    /// holds it then (see [`ReleaseGuard`]). `runtime` runs the engine.
+    pub fn release_on_drop(&self, runtime: tokio::runtime::Handle) -> ReleaseGuard {
+        ReleaseGuard {
+            person: Some(self.clone()),
+            runtime,
+        }
+    }
+}
+
+/// Whether the server of `config` runs (with a session), asked of a `tmux`
+/// process: an engine would start a server that does not.
+async fn server_running(config: &EngineConfig) -> Result<bool> {
+    let args = ["list-sessions", "-F", "#{session_id}"].map(std::ffi::OsString::from);
+    let ran = Local::new(config).run(args.to_vec()).await?;
+    Ok(ran.success && !ran.stdout.trim().is_empty())
+}
+
+/// Hands a person's pane back when dropped, if they still hold it: however
+/// the code holding the guard ends, a panic unwinding included, the agent is
+/// not locked out of the pane. It waits at most two seconds for tmux.
+///
+/// Dropped in blocking code (as `termpilot attach` is) or on a thread of a
+/// multi-thread runtime, it blocks until the pane is handed back; in a
+/// current-thread runtime, which it must not block, it only starts that.
+#[derive(Debug)]
+pub struct ReleaseGuard {
+    person: Option<Person>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl ReleaseGuard {
+    /// The guard no longer hands the pane back.
+    pub fn disarm(mut self) {
+        self.person = None;
+    }
+}
+
+impl Drop for ReleaseGuard {
+    fn drop(&mut self) {
+        let Some(person) = self.person.take() else {
+            return;
+        };
+        let release = async move {
+            if let Ok(Err(e)) = tokio::time::timeout(RELEASE_LIMIT, person.release_if_held()).await
+            {
+                tracing::warn!(pane = %person.pane, error = %e, "could not hand the pane back");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Err(_) => self.runtime.block_on(release),
+            Ok(current) if current.runtime_flavor() == RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| self.runtime.block_on(release));
+            }
+            // A current-thread runtime cannot block its only thread.
+            Ok(_) => drop(self.runtime.spawn(release)),
+        }
     }
 }
 

@@ -2,44 +2,25 @@
 //! output and exit code.
 //!
 //! The command is typed into the shell (so `cd` and `export` persist) inside
-//! a small wrapper:
+//! a small wrapper that prints an invisible start marker before it and an
+//! end marker with its exit code after it, each carrying a per-call random
+//! nonce. What is typed, how the markers are found in the pane's output and
+//! how the echo is hidden again is sans-IO code in `termpilot_shell`; this
+//! module types, follows and decides when a command is over.
 //!
-//! ```text
-//! { printf '\033]7770;NONCE;start\007'; COMMAND
-//! }; printf '\033]7770;NONCE;%s\007' "$?"
-//! ```
+//! A program can read the nonce off the screen and print an end marker, so
+//! an end marker counts only once the shell itself has the terminal again:
+//! its process group is the terminal's foreground group and it runs no child
+//! there (see `proc::in_charge`), which no program it runs can bring about
+//! while it runs. Until then the command is still running, and the newest
+//! end marker is the one that counts.
 //!
-//! (bash keeps `$?` in a variable while it fixes its history, prints the end
-//! marker last and unsets the variable.)
-//!
-//! The braces and the newline let any command line through, including one
-//! that ends in `&` or a `# comment`. Right before the command runs, and
-//! when it finishes, the shell prints an invisible OSC sequence carrying a
-//! per-call random nonce (and at the end the exit code); the output is what
-//! lies between the two, so prompts and the echoed command line never get
-//! into it, even when the shell was still starting up when the line was
-//! typed.
-//! The terminal's echo of the wrapper shows the nonce too, but only as the
-//! text `\033]7770;`, never with a real ESC byte before it, so the echo cannot
-//! pass for a marker. A program can read the nonce off the screen and print
-//! an end marker, though, so an end marker counts only once the shell itself
-//! has the terminal again: its process group is the terminal's foreground
-//! group and it runs no child there (see `proc::in_charge`), which no program
-//! it runs can bring about while it runs. Until then the command is still
-//! running, and the newest end marker is the one that counts.
-//!
-//! The output is read as it streams in (`tracker`): where it begins and its
-//! first bytes are kept, so an output larger than the pane's journal still
-//! gets its exit code, its head and its tail, and says how much is lost.
-//!
-//! History: in bash the wrapper replaces its own history entry with the
-//! command line alone (`history -s`). zsh gets the wrapper with a leading
-//! space, which keeps it out of history when `hist_ignore_space` is set (it
-//! is in most configurations); fish (whose wrapper is a `begin`/`end` block)
-//! likewise, and it never keeps such lines; POSIX sh keeps no history.
+//! The output is read as it streams in ([`termpilot_shell::Tracker`]): where
+//! it begins and its first bytes are kept, so an output larger than the
+//! pane's journal still gets its exit code, its head and its tail, and says
+//! how much is lost.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,14 +35,12 @@ use crate::ops::Input;
 mod awaiting;
 mod foreground;
 mod proc;
-mod tracker;
-mod wrapper;
 pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
 // Shell pids are known only for panes on this machine (see `pane_facts`).
 use crate::procfs::Here;
-use tracker::{EndMarker, Output, Tracker};
-pub use wrapper::{hide_wrappers, wrapper};
+use termpilot_shell::{EndMarker, Tracker, new_nonce};
+pub use termpilot_shell::{Shell, hide_wrappers, wrapper};
 
 /// How long a shell that is not (yet) at its prompt gets to get there.
 const PROMPT_GRACE: Duration = Duration::from_millis(1500);
@@ -82,35 +61,6 @@ enum Prompt {
     Busy(String),
     /// Not without the caller doing something.
     Never(String),
-}
-
-/// The OSC number of the completion marker.
-const MARKER_PREFIX: &[u8] = b"\x1b]7770;";
-
-/// Which shell a pane runs, for the parts of the wrapper that differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shell {
-    /// GNU bash.
-    Bash,
-    /// zsh.
-    Zsh,
-    /// A POSIX shell without history (sh, dash, ash, ksh, mksh).
-    Posix,
-    /// fish.
-    Fish,
-}
-
-impl Shell {
-    /// Recognises a shell from tmux's `pane_current_command`.
-    pub fn from_command(command: &str) -> Option<Shell> {
-        match command.trim_start_matches('-') {
-            "bash" => Some(Shell::Bash),
-            "zsh" => Some(Shell::Zsh),
-            "fish" => Some(Shell::Fish),
-            "sh" | "dash" | "ash" | "ksh" | "mksh" | "busybox" => Some(Shell::Posix),
-            _ => None,
-        }
-    }
 }
 
 /// What a finished (or still running) command produced so far.
@@ -230,7 +180,7 @@ impl Engine {
         self.refuse_awaiting_input(pane).await?;
         // Taken before typing: the echo goes on the prompt's line.
         let prompt = self.read_journal(pane, shown_prompt);
-        let nonce = nonce();
+        let nonce = new_nonce();
         let input = Input {
             text: Some(wrapper(shell, command, &nonce)),
             keys: Vec::new(),
@@ -398,7 +348,7 @@ impl Engine {
         self.read_journal(running.pane, |journal| {
             let mut tracker = lock(&running.tracker);
             tracker.advance(journal);
-            (tracker.last_end, tracker.cut, tracker.started())
+            (tracker.last_end(), tracker.cut(), tracker.started())
         })
     }
 
@@ -409,7 +359,7 @@ impl Engine {
             let tracker = lock(&running.tracker);
             let end = match finish {
                 Finish::Ended(end) => end.at,
-                _ => tracker.cut.unwrap_or_else(|| journal.end()),
+                _ => tracker.cut().unwrap_or_else(|| journal.end()),
             };
             let cursor = match finish {
                 Finish::Ended(end) => end.after,
@@ -417,7 +367,7 @@ impl Engine {
             };
             (tracker.output(journal, end), cursor)
         });
-        let mut text = output_text(&output);
+        let mut text = output.text();
         if let Finish::Interrupted { back: true } = finish
             && let Some(prompt) = running.prompt.as_deref()
             && let Some(before) = text.trim_end().strip_suffix(prompt)
@@ -564,31 +514,6 @@ impl Engine {
     }
 }
 
-/// The output's text, control sequences removed; a line in the middle says
-/// how much of it was lost.
-fn output_text(output: &Output) -> String {
-    let text = if output.lost == 0 {
-        termpilot_journal::clean_text(&[&output.head[..], &output.tail[..]].concat())
-    } else {
-        let head = termpilot_journal::clean_text(&output.head);
-        let tail = termpilot_journal::clean_text(&output.tail);
-        let mut text = head.trim_end_matches('\n').to_owned();
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&lost_line(output.lost));
-        text.push('\n');
-        text.push_str(tail.trim_start_matches('\n'));
-        text
-    };
-    text.trim_end_matches('\n').to_owned()
-}
-
-/// The line that stands for the part of an output the journal lost.
-fn lost_line(lost: u64) -> String {
-    format!("[... {lost} bytes of output lost: more than the pane's journal keeps ...]")
-}
-
 /// Locks a command's tracker. A std `Mutex`: held only to scan newly
 /// arrived bytes or to copy the output out, never across an `.await`.
 fn lock(tracker: &Mutex<Tracker>) -> std::sync::MutexGuard<'_, Tracker> {
@@ -606,88 +531,3 @@ fn shown_prompt(journal: &termpilot_journal::Journal) -> Option<String> {
 
 /// How far back [`shown_prompt`] reads: more than any prompt line.
 const PROMPT_BYTES: u64 = 4096;
-
-/// A random 64-bit hex nonce, from the standard library's per-process random
-/// hasher keys mixed with the time.
-fn nonce() -> String {
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    hasher.write_u128(now.as_nanos());
-    format!("tp{:016x}", hasher.finish())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn recognises_shells() {
-        assert_eq!(Shell::from_command("-bash"), Some(Shell::Bash));
-        assert_eq!(Shell::from_command("zsh"), Some(Shell::Zsh));
-        assert_eq!(Shell::from_command("dash"), Some(Shell::Posix));
-        assert_eq!(Shell::from_command("fish"), Some(Shell::Fish));
-        assert_eq!(Shell::from_command("python3"), None);
-    }
-
-    /// The output a tracker finds in `stream` (typed at offset 0), cut at
-    /// `cut` if given, and the exit code.
-    fn tracked(stream: &[u8], cut: Option<u64>) -> (String, Option<i32>) {
-        let mut journal = termpilot_journal::Journal::new(termpilot_journal::Limits::default());
-        journal.append(stream);
-        let mut tracker = Tracker::new("tp0123", 0, 1 << 20);
-        if let Some(cut) = cut {
-            tracker.cut_at(cut);
-        }
-        tracker.advance(&journal);
-        let end = tracker.last_end;
-        let to = end.map_or(cut.unwrap_or(journal.end()), |end| end.at);
-        let output = tracker.output(&journal, to);
-        (output_text(&output), end.map(|end| end.code))
-    }
-
-    #[test]
-    fn output_lies_between_the_echo_and_the_marker() {
-        let typed = "$ { printf '\\033]7770;tp0123;start\\007'; ls\r\n> }; printf \
-                     '\\033]7770;tp0123;%s\\007' \"$?\"\r\n";
-        let running = format!("{typed}\x1b]7770;tp0123;start\x07a.txt\r\nb.txt\r\n");
-        assert_eq!(
-            tracked(running.as_bytes(), None),
-            ("a.txt\nb.txt".into(), None)
-        );
-        let done = format!("{running}\x1b]7770;tp0123;3\x07$ ");
-        assert_eq!(
-            tracked(done.as_bytes(), None),
-            ("a.txt\nb.txt".into(), Some(3))
-        );
-    }
-
-    #[test]
-    fn a_command_cut_off_by_the_next_one_ends_there() {
-        let mut stream = b"\x1b]7770;tp0123;start\x07partial\r\n^C\r\n$ ".to_vec();
-        let next = stream.len() as u64;
-        stream.extend(b"{ printf next-command-echo\r\n");
-        let (output, code) = tracked(&stream, Some(next));
-        assert_eq!((output.as_str(), code), ("partial\n^C\n$ ", None));
-    }
-
-    #[test]
-    fn a_forged_marker_without_the_nonce_does_not_finish() {
-        let stream = b"\x1b]7770;tp0123;start\x07echo\r\n\x1b]7770;tpfake;0\x07 \\033]7770;tp0123;0\\007\r\n";
-        assert_eq!(tracked(stream, None).1, None);
-    }
-
-    #[test]
-    fn a_lost_middle_is_marked() {
-        let output = Output {
-            head: b"1\r\n2\r\n".to_vec(),
-            tail: b"9\r\n10\r\n".to_vec(),
-            lost: 12,
-        };
-        assert_eq!(
-            output_text(&output),
-            format!("1\n2\n{}\n9\n10", lost_line(12))
-        );
-    }
-}

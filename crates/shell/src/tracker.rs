@@ -9,32 +9,30 @@
 //! end marker carrying the command's nonce. The report is then the head, the
 //! tail the journal still holds, and how many bytes between them are gone.
 
-use termpilot_journal::Journal;
+use std::ops::Range;
 
-use super::MARKER_PREFIX;
+use termpilot_journal::{Gap, Journal};
+
+use crate::marker::{marker_for, markers_in};
 
 /// The most bytes of a command's output kept as its head, beyond what the
 /// journal holds (at most a quarter of the journal).
-const HEAD_MAX: usize = 64 << 10;
-
-/// The longest marker value (`start`, or an exit code) looked for after the
-/// prefix: a BEL later than this ends no marker.
-const VALUE_MAX: usize = 16;
+pub const HEAD_MAX: usize = 64 << 10;
 
 /// An end marker with the command's nonce, as seen in the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct EndMarker {
+pub struct EndMarker {
     /// Where the marker begins: the output ends here.
-    pub(super) at: u64,
+    pub at: u64,
     /// Just after the marker.
-    pub(super) after: u64,
+    pub after: u64,
     /// The exit code it carries (`-1` when it carries none that parses).
-    pub(super) code: i32,
+    pub code: i32,
 }
 
 /// What is known of one command's output so far.
 #[derive(Debug)]
-pub(super) struct Tracker {
+pub struct Tracker {
     /// `ESC ] 7770 ; NONCE ;`, what both markers start with.
     marker: Vec<u8>,
     /// Journal position before the command was typed.
@@ -53,31 +51,57 @@ pub(super) struct Tracker {
     head_done: bool,
     /// The newest end marker seen: the shell prints its own last, so once it
     /// is back in charge of the terminal, the newest is the real one.
-    pub(super) last_end: Option<EndMarker>,
+    last_end: Option<EndMarker>,
     /// Where the next command typed into the pane began: nothing of this
     /// command lies beyond it.
-    pub(super) cut: Option<u64>,
+    cut: Option<u64>,
 }
 
 /// The command's output as the report shows it.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) struct Output {
-    /// The head, then (after the lost part) the tail still in the journal.
-    pub(super) head: Vec<u8>,
-    pub(super) tail: Vec<u8>,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// The first bytes of the output, copied as they arrived.
+    pub head: Vec<u8>,
+    /// After the lost part (if any), what the journal still holds.
+    pub tail: Vec<u8>,
     /// Bytes between the two that are gone (evicted or dropped by tmux).
-    pub(super) lost: u64,
+    pub lost: u64,
+}
+
+impl Output {
+    /// The output's text, control sequences removed and trailing newlines
+    /// trimmed; when bytes were lost, a line between head and tail says how
+    /// many.
+    pub fn text(&self) -> String {
+        let text = if self.lost == 0 {
+            termpilot_journal::clean_text(&[&self.head[..], &self.tail[..]].concat())
+        } else {
+            let head = termpilot_journal::clean_text(&self.head);
+            let tail = termpilot_journal::clean_text(&self.tail);
+            let mut text = head.trim_end_matches('\n').to_owned();
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&lost_line(self.lost));
+            text.push('\n');
+            text.push_str(tail.trim_start_matches('\n'));
+            text
+        };
+        text.trim_end_matches('\n').to_owned()
+    }
+}
+
+/// The line that stands for the part of an output the journal lost.
+pub fn lost_line(lost: u64) -> String {
+    format!("[... {lost} bytes of output lost: more than the pane's journal keeps ...]")
 }
 
 impl Tracker {
     /// A tracker for the command typed at `typed_at` with `nonce`, in a pane
     /// whose journal holds `journal_max` bytes.
-    pub(super) fn new(nonce: &str, typed_at: u64, journal_max: usize) -> Tracker {
-        let mut marker = MARKER_PREFIX.to_vec();
-        marker.extend_from_slice(nonce.as_bytes());
-        marker.push(b';');
+    pub fn new(nonce: &str, typed_at: u64, journal_max: usize) -> Tracker {
         Tracker {
-            marker,
+            marker: marker_for(nonce),
             typed_at,
             scanned: typed_at,
             body: None,
@@ -92,18 +116,31 @@ impl Tracker {
 
     /// Whether the command began: its start marker was seen, or may have
     /// been evicted.
-    pub(super) fn started(&self) -> bool {
+    pub fn started(&self) -> bool {
         self.body.is_some() || self.start_lost
+    }
+
+    /// The newest end marker seen after the start (or after a start that
+    /// may have been evicted). A program can print a marker too, once it
+    /// read the nonce off the screen: only the caller can tell whether the
+    /// shell has the terminal back, which makes the newest the real one.
+    pub fn last_end(&self) -> Option<EndMarker> {
+        self.last_end
+    }
+
+    /// Where the command's output was cut off by the next command, if it was.
+    pub fn cut(&self) -> Option<u64> {
+        self.cut
     }
 
     /// Ends the command's output at `cut` (where the next command began),
     /// unless an earlier cut is known.
-    pub(super) fn cut_at(&mut self, cut: u64) {
+    pub fn cut_at(&mut self, cut: u64) {
         self.cut.get_or_insert(cut);
     }
 
     /// Looks at the bytes that arrived since the last call.
-    pub(super) fn advance(&mut self, journal: &Journal) {
+    pub fn advance(&mut self, journal: &Journal) {
         let limit = self.cut.unwrap_or(u64::MAX).min(journal.end());
         if self.scanned >= limit {
             return;
@@ -132,11 +169,9 @@ impl Tracker {
             .min(read.bytes.len());
         let bytes = &read.bytes[..held];
         let done = self.find_markers(bytes, offset_of);
-        let head_from = read.gaps.first().map_or(done, |gap| {
-            done.min(gap.offset.saturating_sub(first) as usize)
-        });
-        self.grow_head(&bytes[..head_from], first);
-        if head_from < done {
+        let (run, run_offset, stopped) = self.head_run(&read.gaps, first, done);
+        self.grow_head(&bytes[run], run_offset);
+        if stopped {
             self.head_done = true;
         }
         self.scanned = if done == held {
@@ -171,6 +206,28 @@ impl Tracker {
         }
     }
 
+    /// Where the head may grow in the `done` bytes just read from `first`:
+    /// the contiguous run (its indices and its first byte's offset) after
+    /// the last gap before the head's end, up to the first gap after it; and
+    /// whether such a gap stops the head. A gap before the output began (a
+    /// pane paused before the command started) is no hole in the output.
+    fn head_run(&self, gaps: &[Gap], first: u64, done: usize) -> (Range<usize>, u64, bool) {
+        let head_end = self.body.map(|body| body + self.head.len() as u64);
+        let (mut start, mut offset) = (0, first);
+        for (before, gap) in gaps.iter().enumerate() {
+            // Each earlier gap takes an offset but no byte.
+            let index = (gap.offset.saturating_sub(first) as usize).saturating_sub(before);
+            match head_end {
+                Some(head_end) if gap.offset < head_end => {
+                    (start, offset) = (index, gap.offset + 1)
+                }
+                Some(_) if index < done => return (start.min(index)..index, offset, true),
+                _ => break,
+            }
+        }
+        (start.min(done)..done, offset, false)
+    }
+
     /// Copies the output among `bytes` (which begin at `offset`) into the
     /// head, while it is contiguous and not full.
     fn grow_head(&mut self, bytes: &[u8], offset: u64) {
@@ -195,7 +252,7 @@ impl Tracker {
 
     /// The output up to `end` (an end marker's position, a cut, or the end
     /// of the journal): the head, and what the journal still holds after it.
-    pub(super) fn output(&self, journal: &Journal, end: u64) -> Output {
+    pub fn output(&self, journal: &Journal, end: u64) -> Output {
         let Some(body) = self.body.or(self.start_lost.then_some(self.typed_at)) else {
             return Output {
                 head: Vec::new(),
@@ -215,35 +272,6 @@ impl Tracker {
         let lost = first.min(end) - head_end + gaps;
         Output { head, tail, lost }
     }
-}
-
-/// A marker found in a slice: its value, and the indices where it begins
-/// and ends.
-type Found<'a> = (&'a [u8], usize, usize);
-
-/// The markers starting with `marker` in `bytes`, and how many bytes are
-/// done with: a marker may be arriving in the rest.
-fn markers_in<'a>(marker: &[u8], bytes: &'a [u8]) -> (Vec<Found<'a>>, usize) {
-    let finder = memchr::memmem::Finder::new(marker);
-    let mut found = Vec::new();
-    let mut from = 0;
-    while let Some(at) = finder.find(&bytes[from..]).map(|i| from + i) {
-        let value_at = at + marker.len();
-        let window = &bytes[value_at..bytes.len().min(value_at + VALUE_MAX + 1)];
-        match memchr::memchr(0x07, window) {
-            Some(bell) => {
-                found.push((&window[..bell], at, value_at + bell + 1));
-                from = value_at + bell + 1;
-            }
-            None if window.len() <= VALUE_MAX => return (found, at),
-            None => from = at + 1,
-        }
-    }
-    // The last bytes may be the beginning of a marker.
-    (
-        found,
-        bytes.len().saturating_sub(marker.len() - 1).max(from),
-    )
 }
 
 #[cfg(test)]
@@ -337,6 +365,25 @@ mod tests {
     }
 
     #[test]
+    fn a_gap_before_the_start_is_no_hole_in_the_output() {
+        let mut journal = journal(1 << 20);
+        let mut tracker = Tracker::new(NONCE, 0, 1 << 20);
+        journal.append(b"$ ");
+        journal.record_gap(GapReason::Paused);
+        journal.append(&marker("start"));
+        journal.append(b"out\r\n");
+        tracker.advance(&journal);
+        journal.record_gap(GapReason::Paused);
+        journal.append(b"more, after the gap\r\n");
+        let cut = journal.end();
+        tracker.advance(&journal);
+        let output = tracker.output(&journal, cut);
+        assert_eq!((&output.head[..], output.lost), (&b"out\r\n"[..], 1));
+        let text = format!("out\n{}\nmore, after the gap", lost_line(1));
+        assert_eq!(output.text(), text);
+    }
+
+    #[test]
     fn the_newest_end_marker_wins_and_strangers_are_ignored() {
         let mut journal = journal(1 << 20);
         let mut tracker = Tracker::new(NONCE, 0, 1 << 20);
@@ -349,5 +396,62 @@ mod tests {
         journal.append(&marker("42"));
         tracker.advance(&journal);
         assert_eq!(tracker.last_end.map(|end| end.code), Some(42));
+    }
+
+    /// The output a tracker finds in `stream` (typed at offset 0), cut at
+    /// `cut` if given, and the exit code.
+    fn tracked(stream: &[u8], cut: Option<u64>) -> (String, Option<i32>) {
+        let mut journal = Journal::new(Limits::default());
+        journal.append(stream);
+        let mut tracker = Tracker::new(NONCE, 0, 1 << 20);
+        if let Some(cut) = cut {
+            tracker.cut_at(cut);
+        }
+        tracker.advance(&journal);
+        let end = tracker.last_end();
+        let to = end.map_or(cut.unwrap_or(journal.end()), |end| end.at);
+        let output = tracker.output(&journal, to);
+        (output.text(), end.map(|end| end.code))
+    }
+
+    #[test]
+    fn output_lies_between_the_echo_and_the_marker() {
+        let typed = "$ { printf '\\033]7770;tp0123;start\\007'; ls\r\n> }; printf \
+                     '\\033]7770;tp0123;%s\\007' \"$?\"\r\n";
+        let running = format!("{typed}\x1b]7770;tp0123;start\x07a.txt\r\nb.txt\r\n");
+        assert_eq!(
+            tracked(running.as_bytes(), None),
+            ("a.txt\nb.txt".into(), None)
+        );
+        let done = format!("{running}\x1b]7770;tp0123;3\x07$ ");
+        assert_eq!(
+            tracked(done.as_bytes(), None),
+            ("a.txt\nb.txt".into(), Some(3))
+        );
+    }
+
+    #[test]
+    fn a_command_cut_off_by_the_next_one_ends_there() {
+        let mut stream = b"\x1b]7770;tp0123;start\x07partial\r\n^C\r\n$ ".to_vec();
+        let next = stream.len() as u64;
+        stream.extend(b"{ printf next-command-echo\r\n");
+        let (output, code) = tracked(&stream, Some(next));
+        assert_eq!((output.as_str(), code), ("partial\n^C\n$ ", None));
+    }
+
+    #[test]
+    fn a_forged_marker_without_the_nonce_does_not_finish() {
+        let stream = b"\x1b]7770;tp0123;start\x07echo\r\n\x1b]7770;tpfake;0\x07 \\033]7770;tp0123;0\\007\r\n";
+        assert_eq!(tracked(stream, None).1, None);
+    }
+
+    #[test]
+    fn a_lost_middle_is_marked() {
+        let output = Output {
+            head: b"1\r\n2\r\n".to_vec(),
+            tail: b"9\r\n10\r\n".to_vec(),
+            lost: 12,
+        };
+        assert_eq!(output.text(), format!("1\n2\n{}\n9\n10", lost_line(12)));
     }
 }

@@ -1,5 +1,4 @@
-//! The wrapper `run_command` types around a command line, and how it is
-//! hidden again when a screen or the journal is shown.
+//! Hiding the echo of `run_command`'s wrapper again.
 //!
 //! The shell echoes the wrapper like anything typed at its prompt, so a
 //! screen would show the markers and, in bash, the history fix-up around
@@ -8,47 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::Shell;
-
-/// What every marker `printf` in the echo starts with.
-const MARK: &str = "printf '\\033]7770;";
-/// Ends the start marker's `printf` and the `{` group's first command.
-const START_END: &str = ";start\\007'; ";
-/// Only in bash's tail: the line that begins the history fix-up.
-const BASH_TAIL: &str = "}; __termpilot_status=$?; case \"$(HISTTIMEFORMAT= history 1)\" in *";
-/// zsh's and sh's tail: the closing brace, then the end marker.
-const OTHER_TAIL: &str = "}; printf '\\033]7770;";
-/// fish's tail: the end of its block, then the end marker.
-const FISH_TAIL: &str = "end; printf '\\033]7770;";
-/// In every shell's tail: the end marker's format and its argument.
-const END_MARK: &str = ";%s\\007' \"";
-
-/// The text typed into the shell for `command` with `nonce`.
-pub fn wrapper(shell: Shell, command: &str, nonce: &str) -> String {
-    let start = format!("{MARK}{nonce}{START_END}");
-    let end = |status: &str| format!("{MARK}{nonce}{END_MARK}{status}\"");
-    match shell {
-        // `history -s` replaces the newest entry (this wrapper) with the
-        // command line alone; the `case` makes sure that entry is ours. The
-        // end marker comes last, so the shell is back at its prompt right
-        // after it.
-        Shell::Bash => format!(
-            "{{ {start}{command}\n{BASH_TAIL}{nonce}*) history -s -- {quoted};; esac; \
-             {end_marker}; unset __termpilot_status",
-            quoted = single_quoted(command),
-            end_marker = end("$__termpilot_status"),
-        ),
-        Shell::Zsh => format!(" {{ {start}{command}\n}}; {}", end("$?")),
-        // fish keeps a line that starts with a space out of its history.
-        Shell::Fish => format!(" begin; {start}{command}\nend; {}", end("$status")),
-        Shell::Posix => format!("{{ {start}{command}\n}}; {}", end("$?")),
-    }
-}
-
-/// `text` as one single-quoted shell word.
-fn single_quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
+use crate::wrapper::{BASH_TAIL, END_MARK, FISH_TAIL, MARK, OTHER_TAIL, START_END, nonce_len};
 
 /// `text` (a screen, or cleaned journal text) with the echo of every
 /// `run_command` wrapper reduced to the command line itself: the start
@@ -143,16 +102,10 @@ fn push_without_starts(shown: &mut String, mut line: &str) {
     shown.push_str(line);
 }
 
-/// The length of the nonce (`tp` and hex digits) at the start of `text`.
-fn nonce_len(text: &str) -> Option<usize> {
-    let digits = text.strip_prefix("tp")?;
-    let n = digits.bytes().take_while(u8::is_ascii_hexdigit).count();
-    (n > 0).then_some(2 + n)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wrapper::{Shell, wrapper};
 
     /// How a shell shows `typed` after `prompt`: continuation lines get `> `.
     fn echoed(prompt: &str, typed: &str) -> String {
@@ -163,24 +116,8 @@ mod tests {
     }
 
     #[test]
-    fn wrapper_quotes_the_command_for_history() {
-        let text = wrapper(Shell::Bash, "echo 'it''s' # note", "tpabc");
-        let start = "{ printf '\\033]7770;tpabc;start\\007'; echo 'it''s' # note\n}; ";
-        assert!(text.starts_with(start), "{text}");
-        assert!(
-            text.ends_with("\"$__termpilot_status\"; unset __termpilot_status"),
-            "{text}"
-        );
-        assert!(
-            text.contains("history -s -- 'echo '\\''it'\\'''\\''s'\\'' # note'"),
-            "{text}"
-        );
-        assert!(wrapper(Shell::Zsh, "ls", "n").starts_with(" { printf"));
-    }
-
-    #[test]
     fn shows_each_shells_wrapper_as_the_bare_command() {
-        for shell in [Shell::Bash, Shell::Zsh, Shell::Posix, Shell::Fish] {
+        for shell in Shell::ALL {
             for command in [
                 "make test",
                 "for i in 1 2; do\n echo $i\ndone",
@@ -199,7 +136,7 @@ mod tests {
         // The first line filled the width exactly, so `capture-pane -J` joined
         // it with the next row.
         assert_eq!(OTHER_TAIL, format!("}}; {MARK}"));
-        for shell in [Shell::Bash, Shell::Zsh, Shell::Posix, Shell::Fish] {
+        for shell in Shell::ALL {
             let typed = wrapper(shell, "cat notes.txt", "tp0123456789abcdef");
             let joined = format!("$ {}\nhello\n$ ", typed.replace('\n', "> "));
             assert_eq!(
@@ -244,7 +181,7 @@ mod tests {
             output in "[ -~\n]{0,80}",
             // Prompts end in one space: zsh's wrapper adds a second one.
             prompt in "[ -~]{0,12}[#$%>] ",
-            shell in proptest::sample::select(vec![Shell::Bash, Shell::Zsh, Shell::Posix, Shell::Fish]),
+            shell in proptest::sample::select(Shell::ALL.to_vec()),
         ) {
             let typed = wrapper(shell, &command, "tp0123456789abcdef");
             let screen = format!("{}{output}", echoed(&prompt, &typed));
@@ -257,7 +194,7 @@ mod tests {
         fn a_command_line_joined_with_the_tail_shows_as_typed(
             command in "[ -~]{0,80}",
             prompt in "[ -~]{0,12}[#$%>] ",
-            shell in proptest::sample::select(vec![Shell::Bash, Shell::Zsh, Shell::Posix, Shell::Fish]),
+            shell in proptest::sample::select(Shell::ALL.to_vec()),
         ) {
             let typed = wrapper(shell, &command, "tp0123456789abcdef");
             // The first row filled the width: `capture-pane -J` joins it with the next.
