@@ -45,6 +45,8 @@ mod panes;
 pub mod person;
 mod shell;
 mod targets;
+#[cfg(test)]
+mod tests;
 pub mod transport;
 mod wait;
 
