@@ -14,6 +14,7 @@ mod engine;
 mod ops;
 mod wait;
 
+use std::future::Future;
 use std::time::Duration;
 
 use crate::{Engine, EngineConfig};
@@ -39,4 +40,13 @@ async fn connect(fake: &Fake) -> Engine {
 /// only when nothing else can run).
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(1)).await;
+}
+
+/// Runs a test's body, failing it (rather than hanging) when it waits for
+/// something that never comes: on the paused clock a virtual hour passes
+/// at once when every task waits and no timer is due sooner.
+async fn bounded<F: Future>(body: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(3600), body)
+        .await
+        .expect("the test ended within its virtual hour")
 }

@@ -52,6 +52,8 @@ impl Transcript {
     pub(crate) fn parse(text: &[u8]) -> Transcript {
         let mut steps = Vec::new();
         for line in text.split(|&b| b == b'\n') {
+            // Scripts written in a test may be indented.
+            let line = line.trim_ascii_start();
             let (marker, rest) = match line.iter().position(|&b| b == b' ') {
                 Some(at) => (&line[..at], &line[at + 1..]),
                 None => (line, &b""[..]),
