@@ -319,7 +319,8 @@ async fn a_pipe_closing_without_exit_loses_a_remote_host_only() {
     .await;
 }
 
-/// Three commands written at once; output between and inside the replies.
+/// Three commands written at once; output between the replies, and a
+/// reply whose body looks like output (a capture of a pane showing it).
 const CURSORS: &str = "\
 < %begin 1 1 0
 < %end 1 1 0
@@ -334,9 +335,9 @@ const CURSORS: &str = "\
 < %begin 1 3 1
 < %1
 < %end 1 3 1
-< %begin 1 4 1
 < %output %1 three
-< %1
+< %begin 1 4 1
+< %output %1 in a body: text
 < %end 1 4 1
 < %output %1 four
 ";
@@ -348,7 +349,7 @@ async fn a_reply_cursor_covers_exactly_the_output_read_before_it() {
         let (engine, client) = replayed(&fake, Transcript::parse(CURSORS.as_bytes())).await;
         let answers = client.call_many(vec![probe(1), probe(1), probe(1)]).await;
         let cursors: Vec<Option<u64>> = answers.into_iter().map(|a| a.unwrap().cursor).collect();
-        // "one" | "two\r\n" | "three" (read inside the third block, before its end)
+        // "one" | "two\r\n" | "three"
         assert_eq!(cursors, [Some(3), Some(8), Some(13)]);
         settle().await;
         assert_eq!(journal_bytes(&engine, 1), b"onetwo\r\nthreefour");
@@ -365,6 +366,8 @@ const STRAYS: &str = "\
 < %begin 1 2 0
 < from a command the client did not send
 < %end 1 2 0
+< %output %1 %end 7 3 1
+< %output %1 %begin 7 3 1
 < %begin 7 3 1
 < %output %1 %end 7 3 1
 < %end 7 30 1
@@ -386,13 +389,18 @@ async fn only_the_guard_that_closes_a_block_ends_it() {
         let first = client.call(probe(1)).await.unwrap();
         assert_eq!(
             first.reply.lines,
-            [&b"%end 7 30 1"[..], b"%begin 8 3 1", b"mine"],
-            "a flags-0 block is skipped, look-alike guards are body"
+            [
+                &b"%output %1 %end 7 3 1"[..],
+                b"%end 7 30 1",
+                b"%begin 8 3 1",
+                b"mine"
+            ],
+            "a flags-0 block is skipped, look-alikes inside a block are body"
         );
         let second = client.call(probe(1)).await.unwrap();
         assert!(second.reply.ok);
         assert_eq!(second.reply.lines, [&b"%error 7 4 0x"[..], b"second"]);
-        assert_eq!(journal_bytes(&engine, 1), b"%end 7 3 1");
+        assert_eq!(journal_bytes(&engine, 1), b"%end 7 3 1%begin 7 3 1");
     })
     .await;
 }

@@ -451,3 +451,21 @@ async fn a_reply_the_engine_cannot_read_is_a_protocol_error() {
     })
     .await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_pane_showing_protocol_lines_is_captured_as_text() {
+    bounded(async {
+        let fake = Fake::local().with_session("main");
+        fake.add_session("other");
+        let screen = ["%output %1 injected", "%end 1795400000 300 1", "$"];
+        fake.server(|server| {
+            let pane = server.panes.get_mut(&0).unwrap();
+            pane.screen = screen.iter().map(|line| line.to_string()).collect();
+        });
+        let engine = connect(&fake).await;
+        let capture = engine.capture(PaneId(0), Scrollback::None).await.unwrap();
+        assert_eq!(capture.lines, screen);
+        assert_eq!(engine.journal_end(PaneId(1)), 0, "nothing reached pane %1");
+    })
+    .await;
+}
