@@ -18,6 +18,9 @@
 //! - [`hosts`]: the servers one termpilot drives, `local` and those given
 //!   with `--host`, each an engine connected on first use.
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
+//! - `tests` (test builds): the core above against a fake tmux over in-memory
+//!   pipes, playing recorded control-mode transcripts (`src/tests/fixtures`)
+//!   or a model of a tmux server; no tmux needed.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), termpilot_tmux::Error> {

@@ -13,24 +13,32 @@
 //!
 //! One-shot commands (`Transport::run`: `list-sessions`, `display-message
 //! -p #{pid}`, `wait-for`) are answered from the model too.
+//!
+//! Layout: this file is what tests call; `conn.rs` keeps the connections
+//! and writes what each client is owed; `pipes.rs` holds the tasks at the
+//! far end of each pipe; `model.rs` and `commands.rs` are the tmux server;
+//! `line.rs` reads command lines and expands formats; `replay.rs` reads
+//! transcripts.
 
+mod commands;
+mod conn;
 pub(crate) mod line;
 pub(crate) mod model;
+mod pipes;
 pub(crate) mod replay;
 
-use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::error::Result;
 use crate::transport::{BoxFuture, Far, Pipe, Ran, Transport};
-use line::{Cmd, escape_output, parse_cmd, split_line};
-use model::{Effect, Exec, Server, To};
-use replay::{Step, Transcript};
+use conn::{Conn, State};
+use line::{Cmd, parse_cmd, split_line};
+use model::Server;
+use replay::Transcript;
 
 /// How a hook answers a command.
 pub(crate) enum Act {
@@ -76,74 +84,8 @@ impl Response {
     }
 }
 
-type Hook = Box<dyn FnMut(&Cmd) -> Option<Response> + Send>;
-type RunHook = Box<dyn FnMut(&[String]) -> Option<Ran> + Send>;
-
-enum Out {
-    Bytes(Vec<u8>),
-    Close,
-}
-
-/// One control client's connection, as the fake sees it.
-pub(crate) struct Conn {
-    /// The arguments after `tmux -C`.
-    pub(crate) args: Vec<String>,
-    /// The session the client is attached to (model connections).
-    pub(crate) session: Option<u32>,
-    /// Every line the client wrote, without its newline.
-    pub(crate) lines: Vec<Vec<u8>>,
-    /// When it was opened and closed (tokio time).
-    pub(crate) opened: Instant,
-    pub(crate) closed: Option<Instant>,
-    /// `%exit` was written.
-    pub(crate) exited: bool,
-    out: mpsc::UnboundedSender<Out>,
-    done: watch::Sender<bool>,
-    paused: Vec<u32>,
-    extended: bool,
-    replay: bool,
-}
-
-impl Conn {
-    pub(crate) fn is_open(&self) -> bool {
-        self.closed.is_none()
-    }
-
-    fn push(&self, bytes: impl Into<Vec<u8>>) {
-        let _ = self.out.send(Out::Bytes(bytes.into()));
-    }
-
-    fn close(&self) {
-        let _ = self.out.send(Out::Close);
-    }
-
-    fn is_model(&self) -> bool {
-        !self.replay && self.is_open()
-    }
-}
-
-#[derive(Default)]
-struct Channel {
-    latched: bool,
-    waiters: Vec<oneshot::Sender<bool>>,
-}
-
-struct State {
-    server: Option<Server>,
-    next_pid: u32,
-    number: u64,
-    started: Instant,
-    conns: Vec<Conn>,
-    hooks: Vec<Hook>,
-    run_hooks: Vec<RunHook>,
-    runs: Vec<Vec<String>>,
-    scripts: VecDeque<Transcript>,
-    failures: VecDeque<String>,
-    mismatches: Vec<String>,
-    channels: HashMap<String, Channel>,
-    hold_exits: bool,
-    connect_timeout: Option<std::time::Duration>,
-}
+pub(crate) type Hook = Box<dyn FnMut(&Cmd) -> Option<Response> + Send>;
+pub(crate) type RunHook = Box<dyn FnMut(&[String]) -> Option<Ran> + Send>;
 
 struct Inner {
     /// A std `Mutex`: held for bookkeeping only, never across an `.await`.
@@ -164,22 +106,7 @@ impl std::fmt::Debug for Fake {
 impl Fake {
     fn new(local: bool) -> Fake {
         Fake(Arc::new(Inner {
-            state: Mutex::new(State {
-                server: None,
-                next_pid: 1000,
-                number: 260,
-                started: Instant::now(),
-                conns: Vec::new(),
-                hooks: Vec::new(),
-                run_hooks: Vec::new(),
-                runs: Vec::new(),
-                scripts: VecDeque::new(),
-                failures: VecDeque::new(),
-                mismatches: Vec::new(),
-                channels: HashMap::new(),
-                hold_exits: false,
-                connect_timeout: None,
-            }),
+            state: Mutex::new(State::new()),
             local,
         }))
     }
@@ -194,14 +121,9 @@ impl Fake {
         Fake::new(false)
     }
 
-    /// Starts the server with a session `name` (ids `$0`, `@0`, `%0` on a
-    /// fresh server).
+    /// Starts the server with a session `name` (ids `$0`, `@0`, `%0`).
     pub(crate) fn with_session(self, name: &str) -> Fake {
-        {
-            let mut state = self.lock();
-            let session = state.start_server().new_session(Some(name), (80, 24));
-            let _ = session;
-        }
+        self.lock().start_server().new_session(Some(name), (80, 24));
         self
     }
 
@@ -413,7 +335,7 @@ impl Fake {
         let cmds: Vec<Cmd> = commands.iter().map(|w| parse_cmd(w)).collect();
         if let Some(unknown) = cmds
             .iter()
-            .find(|c| !model::KNOWN.contains(&c.name.as_str()))
+            .find(|c| !commands::KNOWN.contains(&c.name.as_str()))
         {
             // tmux parses the whole line first: nothing of it runs.
             let message = format!("parse error: unknown command: {}", unknown.name);
@@ -426,308 +348,6 @@ impl Fake {
             }
         }
     }
-}
-
-impl State {
-    fn start_server(&mut self) -> &mut Server {
-        let pid = self.next_pid;
-        self.next_pid += 1000;
-        self.server.insert(Server::new(pid))
-    }
-
-    /// Writes one reply block with flags 1 to `conn`.
-    fn block(&mut self, conn: usize, ok: bool, lines: &[Vec<u8>], inside: &[Vec<u8>]) {
-        self.number += 1;
-        let guard = self.guard(self.number, 1);
-        let mut bytes = format!("%begin {guard}\n").into_bytes();
-        for line in lines.iter().chain(inside) {
-            bytes.extend_from_slice(line);
-            bytes.push(b'\n');
-        }
-        let end = if ok { "%end" } else { "%error" };
-        bytes.extend_from_slice(format!("{end} {guard}\n").as_bytes());
-        self.conns[conn].push(bytes);
-    }
-
-    fn guard(&self, number: u64, flags: u32) -> String {
-        let time = 1_795_400_000 + self.started.elapsed().as_secs();
-        format!("{time} {number} {flags}")
-    }
-
-    /// Runs one command of a line; returns whether the line goes on.
-    fn run_command(&mut self, conn: usize, cmd: &Cmd) -> bool {
-        let response = self
-            .hooks
-            .iter_mut()
-            .find_map(|hook| hook(cmd))
-            .unwrap_or(Response::act(Act::Model));
-        if !response.before.is_empty() {
-            self.conns[conn].push(response.before);
-        }
-        let ok = match response.act {
-            Act::Hang => return false,
-            Act::Die => {
-                self.conns[conn].close();
-                return false;
-            }
-            Act::Ok(lines) => {
-                let lines: Vec<Vec<u8>> = lines.into_iter().map(String::into_bytes).collect();
-                self.block(conn, true, &lines, &[]);
-                true
-            }
-            Act::Error(message) => {
-                self.block(conn, false, &[message.into_bytes()], &[]);
-                false
-            }
-            Act::Model => {
-                let session = self.conns[conn].session;
-                let exec = match self.server.as_mut() {
-                    Some(server) => server.execute(session, cmd),
-                    None => Exec {
-                        ok: false,
-                        lines: vec![b"server exited unexpectedly".to_vec()],
-                        ..Exec::default()
-                    },
-                };
-                self.block(conn, exec.ok, &exec.lines, &exec.inside);
-                self.apply(Some(conn), exec.effects);
-                exec.ok
-            }
-        };
-        if !response.after.is_empty() {
-            self.conns[conn].push(response.after);
-        }
-        ok
-    }
-
-    /// Applies what a command (of client `from`, if any) changed.
-    fn apply(&mut self, from: Option<usize>, effects: Vec<Effect>) {
-        for effect in effects {
-            match effect {
-                Effect::Notify(to, line) => {
-                    for conn in self.conns.iter().filter(|c| c.is_model()) {
-                        let hears = match to {
-                            To::All => true,
-                            To::Attached(session) => conn.session == Some(session),
-                        };
-                        if hears {
-                            conn.push(format!("{line}\n"));
-                        }
-                    }
-                }
-                Effect::Output(pane, data) => self.route_output(pane, &data),
-                Effect::SessionGone(session) => {
-                    let hold = self.hold_exits;
-                    for conn in self.conns.iter_mut().filter(|c| c.is_model()) {
-                        if conn.session == Some(session) && !conn.exited {
-                            conn.exited = true;
-                            conn.push("%exit\n");
-                            if !hold {
-                                conn.close();
-                            }
-                        }
-                    }
-                }
-                Effect::ServerGone => self.server_gone(true),
-                Effect::Signal(channel) => self.signal(&channel),
-                Effect::Flow { pane, paused } => {
-                    if let Some(conn) = from.map(|c| &mut self.conns[c]) {
-                        conn.paused.retain(|&p| p != pane);
-                        if paused {
-                            conn.paused.push(pane);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    fn route_output(&mut self, pane: u32, data: &[u8]) {
-        let Some(session) = self.server.as_ref().and_then(|s| s.pane_session(pane)) else {
-            return;
-        };
-        let escaped = escape_output(data);
-        for conn in self.conns.iter().filter(|c| c.is_model()) {
-            if conn.session != Some(session) || conn.paused.contains(&pane) {
-                continue;
-            }
-            let mut line = match conn.extended {
-                true => format!("%extended-output %{pane} 0 : ").into_bytes(),
-                false => format!("%output %{pane} ").into_bytes(),
-            };
-            line.extend_from_slice(&escaped);
-            line.push(b'\n');
-            conn.push(line);
-        }
-    }
-
-    fn server_gone(&mut self, exit: bool) {
-        self.server = None;
-        for conn in self.conns.iter_mut().filter(|c| c.is_model()) {
-            if exit && !conn.exited {
-                conn.exited = true;
-                conn.push("%exit\n");
-            }
-            conn.close();
-        }
-        for channel in self.channels.values_mut() {
-            for waiter in channel.waiters.drain(..) {
-                let _ = waiter.send(false);
-            }
-        }
-    }
-
-    fn signal(&mut self, channel: &str) {
-        let channel = self.channels.entry(channel.to_owned()).or_default();
-        channel.waiters.retain(|w| !w.is_closed());
-        if channel.waiters.is_empty() {
-            channel.latched = true;
-        }
-        for waiter in channel.waiters.drain(..) {
-            let _ = waiter.send(true);
-        }
-    }
-
-    /// Starts or attaches the client of connection `conn`, as tmux does for
-    /// the command on its command line.
-    fn connect(&mut self, conn: usize, args: &[String]) -> std::result::Result<(), String> {
-        let cmd = parse_cmd(args);
-        self.conns[conn].extended = cmd.opt('f').is_some_and(|f| f.contains("pause-after"));
-        let (session, body, created) = match cmd.name.as_str() {
-            "new-session" => self.connect_new(&cmd)?,
-            "attach-session" => {
-                let server = self.server.as_ref().ok_or_else(no_server)?;
-                let found = server.resolve(cmd.target()).and_then(|ctx| ctx.session);
-                match found {
-                    Some(session) => (session, Vec::new(), false),
-                    None => {
-                        self.first_block(
-                            conn,
-                            false,
-                            &[format!("can't find session: {}", cmd.target())],
-                        );
-                        self.conns[conn].push("%exit\n");
-                        self.conns[conn].close();
-                        return Ok(());
-                    }
-                }
-            }
-            other => return Err(format!("unknown command: {other}")),
-        };
-        self.first_block(conn, true, &body);
-        let server = self.server.as_mut().expect("a server runs");
-        server.clients.insert(conn, session);
-        let name = server.sessions[&session].name.clone();
-        let window = server.sessions[&session].windows[0];
-        self.conns[conn].session = Some(session);
-        if created {
-            for (i, other) in self.conns.iter().enumerate().filter(|(_, c)| c.is_model()) {
-                let (add, changed) = match i == conn {
-                    true => (
-                        "window-add",
-                        format!("%session-changed ${session} {name}\n"),
-                    ),
-                    false => ("unlinked-window-add", String::new()),
-                };
-                other.push(format!("%{add} @{window}\n%sessions-changed\n{changed}"));
-            }
-        } else {
-            self.conns[conn].push(format!("%session-changed ${session} {name}\n"));
-        }
-        Ok(())
-    }
-
-    /// `new-session`: the session, the first reply's body, and whether a
-    /// session was made (`-A` attaches to an existing one).
-    fn connect_new(&mut self, cmd: &Cmd) -> std::result::Result<(u32, Vec<String>, bool), String> {
-        let name = cmd.opt('s').map(|n| line::expand(n, &|_| String::new()));
-        let server = match self.server.as_mut() {
-            Some(server) => server,
-            None => self.start_server(),
-        };
-        if let Some(existing) = name.as_deref().and_then(|n| server.session_named(n)) {
-            if cmd.has('A') {
-                return Ok((existing, Vec::new(), false));
-            }
-            return Err(format!("duplicate session: {}", name.unwrap_or_default()));
-        }
-        let size = |flag, default| {
-            cmd.opt(flag)
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(default)
-        };
-        let session = server.new_session(name.as_deref(), (size('x', 80), size('y', 24)));
-        let body = match cmd.has('P') {
-            true => {
-                let format = cmd.opt('F').unwrap_or("#{session_name}:");
-                vec![server.format(server.session_ctx(session), format)]
-            }
-            false => Vec::new(),
-        };
-        Ok((session, body, true))
-    }
-
-    /// The block answering the command on tmux's command line (flags 0).
-    fn first_block(&mut self, conn: usize, ok: bool, lines: &[String]) {
-        self.number += 1;
-        let guard = self.guard(self.number, 0);
-        let end = if ok { "%end" } else { "%error" };
-        let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        self.conns[conn].push(format!("%begin {guard}\n{body}{end} {guard}\n"));
-    }
-
-    /// A one-shot command: answered now, or a channel wait.
-    fn run(&mut self, args: &[String]) -> std::result::Result<Ran, oneshot::Receiver<bool>> {
-        if let Some(ran) = self.run_hooks.iter_mut().find_map(|hook| hook(args)) {
-            return Ok(ran);
-        }
-        let failed = |stderr: String| Ran {
-            success: false,
-            stdout: String::new(),
-            stderr,
-        };
-        let Some(server) = self.server.as_ref() else {
-            return Ok(failed(no_server()));
-        };
-        let cmd = parse_cmd(args);
-        let stdout = match cmd.name.as_str() {
-            "list-sessions" => {
-                let format = cmd.opt('F').unwrap_or("#{session_name}");
-                let ids = server.sessions.keys();
-                ids.map(|&s| server.format(server.session_ctx(s), format) + "\n")
-                    .collect()
-            }
-            "display-message" => {
-                let format = cmd.args.first().map_or("", String::as_str);
-                server.format(model::Ctx::default(), format) + "\n"
-            }
-            "wait-for" if cmd.has('S') => {
-                let channel = cmd.args.first().cloned().unwrap_or_default();
-                self.signal(&channel);
-                String::new()
-            }
-            "wait-for" => {
-                let name = cmd.args.first().cloned().unwrap_or_default();
-                let channel = self.channels.entry(name).or_default();
-                if !std::mem::take(&mut channel.latched) {
-                    let (tx, rx) = oneshot::channel();
-                    channel.waiters.push(tx);
-                    return Err(rx);
-                }
-                String::new()
-            }
-            other => return Ok(failed(format!("unknown command: {other}"))),
-        };
-        Ok(Ran {
-            success: true,
-            stdout,
-            stderr: String::new(),
-        })
-    }
-}
-
-fn no_server() -> String {
-    format!("no server running on {}", model::SOCKET_PATH)
 }
 
 /// The far end of a fake connection.
@@ -785,12 +405,13 @@ impl Transport for Fake {
             let mut diagnostics = String::new();
             match script {
                 Some(script) => {
-                    let player = play(self.clone(), conn, script, from_client, to_client, rx);
+                    let player =
+                        pipes::play(self.clone(), conn, script, from_client, to_client, rx);
                     tokio::spawn(player);
                 }
                 None => {
-                    tokio::spawn(write_out(self.clone(), conn, to_client, rx));
-                    tokio::spawn(read_lines(self.clone(), conn, from_client));
+                    tokio::spawn(pipes::write_out(self.clone(), conn, to_client, rx));
+                    tokio::spawn(pipes::read_lines(self.clone(), conn, from_client));
                     let failed = match state.failures.pop_front() {
                         Some(why) => Err(why),
                         None => state.connect(conn, &args),
@@ -852,128 +473,4 @@ impl Transport for Fake {
     fn connect_timeout(&self) -> Option<std::time::Duration> {
         self.lock().connect_timeout
     }
-}
-
-/// Writes what the fake queued for one connection, until it closes.
-async fn write_out(
-    fake: Fake,
-    conn: usize,
-    mut to_client: DuplexStream,
-    mut rx: mpsc::UnboundedReceiver<Out>,
-) {
-    while let Some(Out::Bytes(bytes)) = rx.recv().await {
-        if to_client.write_all(&bytes).await.is_err() {
-            break;
-        }
-    }
-    drop(to_client);
-    fake.mark_closed(conn);
-}
-
-/// Reads the client's lines and answers them, until either side closes.
-async fn read_lines(fake: Fake, conn: usize, from_client: DuplexStream) {
-    let mut done = fake.lock().conns[conn].done.subscribe();
-    let mut reader = BufReader::new(from_client);
-    let mut line = Vec::new();
-    loop {
-        tokio::select! {
-            _ = done.wait_for(|&closed| closed) => return,
-            read = reader.read_until(b'\n', &mut line) => match read {
-                Ok(n) if n > 0 && line.ends_with(b"\n") => {
-                    line.pop();
-                    fake.on_line(conn, std::mem::take(&mut line));
-                }
-                // The client closed its side: tmux's client process ends.
-                _ => {
-                    fake.lock().conns[conn].close();
-                    return;
-                }
-            },
-        }
-    }
-}
-
-/// Plays a transcript to one connection.
-async fn play(
-    fake: Fake,
-    conn: usize,
-    script: Transcript,
-    from_client: DuplexStream,
-    mut to_client: DuplexStream,
-    mut rx: mpsc::UnboundedReceiver<Out>,
-) {
-    let mut reader = BufReader::new(from_client);
-    let mut line = Vec::new();
-    let mut steps = script.steps.into_iter();
-    let mut expecting: Option<Step> = None;
-    loop {
-        let step = match expecting.take() {
-            Some(step) => step,
-            None => match steps.next() {
-                Some(step) => step,
-                // The transcript is over: keep reading lines (and what the
-                // test injects) until a side closes.
-                None => Step::Listen,
-            },
-        };
-        let wanted = match step {
-            Step::Send(bytes) => {
-                let mut bytes = bytes;
-                bytes.push(b'\n');
-                if to_client.write_all(&bytes).await.is_err() {
-                    break;
-                }
-                continue;
-            }
-            Step::Wait(duration) => {
-                let deadline = Instant::now() + duration;
-                tokio::select! {
-                    () = tokio::time::sleep_until(deadline) => continue,
-                    out = rx.recv() => match out {
-                        Some(Out::Bytes(bytes)) => {
-                            let _ = to_client.write_all(&bytes).await;
-                            let left = deadline.saturating_duration_since(Instant::now());
-                            expecting = Some(Step::Wait(left));
-                            continue;
-                        }
-                        _ => break,
-                    },
-                }
-            }
-            Step::Close => break,
-            wanted => wanted,
-        };
-        tokio::select! {
-            out = rx.recv() => match out {
-                Some(Out::Bytes(bytes)) => {
-                    if to_client.write_all(&bytes).await.is_err() {
-                        break;
-                    }
-                    expecting = Some(wanted);
-                }
-                _ => break,
-            },
-            read = reader.read_until(b'\n', &mut line) => match read {
-                Ok(n) if n > 0 && line.ends_with(b"\n") => {
-                    line.pop();
-                    let got = std::mem::take(&mut line);
-                    let over = wanted == Step::Listen;
-                    let mut state = fake.lock();
-                    state.conns[conn].lines.push(got.clone());
-                    if !over && replay::matches(&wanted, &got) != Some(true) {
-                        let got = String::from_utf8_lossy(&got);
-                        let wanted = match &wanted {
-                            Step::Expect(line) => String::from_utf8_lossy(line).into_owned(),
-                            other => format!("{other:?}"),
-                        };
-                        state.mismatches.push(format!("connection {conn}: expected {wanted:?}, got {got:?}"));
-                        break;
-                    }
-                }
-                _ => break,
-            },
-        }
-    }
-    drop(to_client);
-    fake.mark_closed(conn);
 }
