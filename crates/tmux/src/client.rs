@@ -265,6 +265,14 @@ pub(crate) async fn spawn(
     Ok((handle, first))
 }
 
+/// Resolves when nobody waits for the first reply any more.
+async fn abandoned(ready: &mut Option<oneshot::Sender<std::result::Result<Reply, String>>>) {
+    match ready {
+        Some(ready) => ready.closed().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The session a control client is attached to.
 async fn current_session(client: &ClientHandle) -> Result<SessionId> {
     let query = termpilot_control::Command::new("display-message")
@@ -324,15 +332,6 @@ fn session_from_first_reply(first: &Reply) -> Result<SessionId> {
     })
 }
 
-/// Resolves when whoever waits for the first reply has stopped waiting (it
-/// timed out): the connection is then given up.
-async fn abandoned(ready: &mut Option<oneshot::Sender<std::result::Result<Reply, String>>>) {
-    match ready {
-        Some(sender) => sender.closed().await,
-        None => std::future::pending().await,
-    }
-}
-
 struct ClientTask {
     id: ClientId,
     shared: Arc<Shared>,
@@ -389,7 +388,10 @@ impl ClientTask {
                     Err(e) => break format!("reading from tmux failed: {e}"),
                 },
                 () = abandoned(&mut self.ready), if self.ready.is_some() => {
-                    break "the connection was abandoned before tmux answered".to_owned();
+                    // Whoever waited for the connection gave up (its time
+                    // ran out): end it, and the process behind it.
+                    self.detaching = true;
+                    break "nobody waits for the connection any more".to_owned();
                 }
                 request = rx.recv(), if self.ready.is_none() => match request {
                     Some(Request::Calls(calls)) => {

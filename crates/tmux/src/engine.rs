@@ -176,6 +176,23 @@ impl Engine {
         config: EngineConfig,
         transport: Arc<dyn Transport>,
     ) -> Result<Engine> {
+        let (engine, woken) = Engine::unconnected(config, transport);
+        engine.primary().await?;
+        tokio::spawn(supervise(Arc::downgrade(&engine.shared), woken));
+        let wanted = engine.shared.panes.watchers();
+        tokio::spawn(crate::person::watch_panes(
+            Arc::downgrade(&engine.shared),
+            wanted,
+        ));
+        Ok(engine)
+    }
+
+    /// An engine over `transport` with no client and no background task
+    /// yet, and the receiver that wakes its supervisor.
+    pub(crate) fn unconnected(
+        config: EngineConfig,
+        transport: Arc<dyn Transport>,
+    ) -> (Engine, tokio::sync::mpsc::Receiver<()>) {
         let journal_bytes = config.journal_bytes;
         let (wake, woken) = tokio::sync::mpsc::channel(1);
         let shared = Arc::new(Shared {
@@ -195,15 +212,7 @@ impl Engine {
             host_lost: AtomicBool::new(false),
             wake,
         });
-        let engine = Engine { shared };
-        engine.primary().await?;
-        tokio::spawn(supervise(Arc::downgrade(&engine.shared), woken));
-        let wanted = engine.shared.panes.watchers();
-        tokio::spawn(crate::person::watch_panes(
-            Arc::downgrade(&engine.shared),
-            wanted,
-        ));
-        Ok(engine)
+        (Engine { shared }, woken)
     }
 
     /// The configuration the engine was started with.

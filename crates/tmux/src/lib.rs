@@ -28,6 +28,9 @@
 //!   check); its sans-IO part (wrappers, markers, echo rules, wrapper hiding)
 //!   is the `termpilot-shell` crate, whose `echo` and `Shell` are re-exported
 //!   here.
+//! - `tests` (test builds): the core above against a fake tmux over in-memory
+//!   pipes, playing recorded control-mode transcripts (`src/tests/fixtures`)
+//!   or a model of a tmux server; no tmux needed.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), termpilot_tmux::Error> {
@@ -56,6 +59,8 @@ pub mod person;
 mod procfs;
 mod shell;
 mod targets;
+#[cfg(test)]
+mod tests;
 pub mod transport;
 mod wait;
 
