@@ -80,7 +80,7 @@ async fn every_operation_is_sent_and_reported_with_its_cursor() {
         let cursors: Vec<_> = reports
             .iter()
             .map(|r| match r.status {
-                OpStatus::Done { cursor } => cursor,
+                OpStatus::Done { cursor } => cursor.offset,
                 ref other => panic!("not done: {other:?}"),
             })
             .collect();
@@ -125,7 +125,7 @@ async fn a_cursor_is_taken_in_stream_order() {
         let cursors: Vec<_> = reports
             .iter()
             .map(|r| match r.status {
-                OpStatus::Done { cursor } => cursor,
+                OpStatus::Done { cursor } => cursor.offset,
                 _ => panic!("not done"),
             })
             .collect();

@@ -250,11 +250,11 @@ async fn input_is_sent_exactly_and_its_cursor_is_from_before_it() {
         });
         let input = Input {
             text: Some("echo a;".into()),
-            keys: vec!["C-c".into()],
+            keys: vec!["C-c".parse().expect("a key")],
             enter: true,
         };
         let cursor = engine.send_input(PaneId(0), &input).await.unwrap();
-        assert_eq!(cursor, 13, "`prompt$ ` and `early`");
+        assert_eq!(cursor.offset, 13, "`prompt$ ` and `early`");
         assert_eq!(
             inputs(&fake, 0),
             [
@@ -367,7 +367,10 @@ async fn a_capture_is_trimmed_and_says_what_the_pane_shows() {
             .await
             .unwrap();
         assert_eq!(capture.lines, ["h2", "a", "b"]);
-        assert_eq!(capture.cursor, 5, "the output read before the capture");
+        assert_eq!(
+            capture.cursor.offset, 5,
+            "the output read before the capture"
+        );
         assert!(capture.alternate_screen && !capture.in_mode);
         assert_eq!((capture.history_size, capture.history_limit), (2, 2000));
         let all = engine.capture(PaneId(0), Scrollback::All).await.unwrap();

@@ -53,8 +53,8 @@ async fn a_wait_matches_output_printed_after_it_started() {
         );
         assert!(!found.on_screen);
         assert_eq!(report.elapsed, Duration::from_secs(1));
-        assert_eq!(report.baseline, 0);
-        assert_eq!(report.cursor, 20, "just after the matched line");
+        assert_eq!(report.baseline.offset, 0);
+        assert_eq!(report.cursor.offset, 20, "just after the matched line");
     })
     .await;
 }
@@ -75,8 +75,8 @@ async fn a_wait_with_nothing_to_match_times_out_on_time() {
             .unwrap();
         assert_eq!(report.outcome, Outcome::Timeout);
         assert_eq!(report.elapsed, Duration::from_secs(30));
-        assert_eq!(report.baseline, 10);
-        assert_eq!(report.cursor, 17);
+        assert_eq!(report.baseline.offset, 10);
+        assert_eq!(report.cursor.offset, 17);
         assert_eq!(report.tail, ["three"], "only output after the baseline");
     })
     .await;
@@ -322,7 +322,7 @@ async fn output_dropped_by_a_pause_is_reported_lost_and_the_pane_continued() {
             fake.output(0, b"the match\r\n")
         });
         let spec = TextWait {
-            since: Some(cursor),
+            since: Some(engine.cursor(PaneId(0), cursor)),
             ..text_wait("match")
         };
         let report = engine.wait_for_text(PaneId(0), &spec).await.unwrap();
@@ -354,7 +354,7 @@ async fn an_idle_wait_ends_after_the_quiet_period() {
             Duration::from_millis(1500),
             "last output at 1 s"
         );
-        assert_eq!(report.cursor, 10);
+        assert_eq!(report.cursor.offset, 10);
     })
     .await;
 }
