@@ -181,11 +181,16 @@ struct TmuxSession {
 }
 
 /// Runs the command, then records its status in the file if it still exists (after a
-/// detach, `termpilot run` has removed it and nobody would read it). The traps keep the shell alive through
-/// the signals that interrupt and terminate send to the pane's process group (a trapped
+/// detach, `termpilot run` has removed it and nobody would read it).
+///
+/// `set -m` (job control) runs the command in a process group of its own and gives it
+/// the terminal: tmux names a pane for its terminal's foreground group, so the pane
+/// shows the command (in `list_panes` too), not this shell, and keys such as C-c typed
+/// in the pane reach only the command. The traps keep the shell alive through the
+/// signals that terminate also sends to the pane's first process group (a trapped
 /// signal is reset to its default in the command, unlike an ignored one). SIGHUP is not
 /// trapped: when the pane closes, the shell must die so the kernel hangs up the command.
-const WRAPPER: &str = r#"trap : INT QUIT TERM; "$@"; s=$?
+const WRAPPER: &str = r#"set -m; trap : INT QUIT TERM; "$@"; s=$?
 [ -e "$TERMPILOT_RUN_STATUS" ] && echo $s > "$TERMPILOT_RUN_STATUS""#;
 
 impl TmuxSession {

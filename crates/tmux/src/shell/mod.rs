@@ -49,6 +49,10 @@ const PROMPT_GRACE: Duration = Duration::from_millis(1500);
 /// process other than the pane's first is taken for its shell.
 const LEADER_SETTLE: Duration = Duration::from_millis(25);
 
+/// How often a shell that finished a command is looked at until its line
+/// editor has the terminal.
+const READY_RECHECK: Duration = Duration::from_millis(5);
+
 /// How often an end marker that does not count yet (its shell has not got
 /// the terminal back) is looked at again.
 const RECHECK: Duration = Duration::from_millis(50);
@@ -107,6 +111,9 @@ pub(crate) struct Running {
     /// (when known): the same shell idle in the foreground under the same
     /// prompt means the command ended without its end marker.
     shell_pid: Option<u32>,
+    /// Which shell it is: one with a line editor is followed until that
+    /// editor has the terminal again (see [`Engine::until_ready_for_input`]).
+    shell: Shell,
     prompt: Option<String>,
 }
 
@@ -196,6 +203,7 @@ impl Engine {
             started,
             tracker: Arc::new(Mutex::new(Tracker::new(&nonce, cursor, journal_max))),
             shell_pid,
+            shell,
             prompt,
         };
         self.commands(|commands| {
@@ -270,7 +278,11 @@ impl Engine {
         loop {
             let (finish, pending) = self.standing(running, &mut doubt);
             if let Some(finish) = finish {
-                return Ok(self.final_report(running, finish));
+                let report = self.final_report(running, finish);
+                if let Finish::Ended(_) = finish {
+                    self.until_ready_for_input(running).await;
+                }
+                return Ok(report);
             }
             tokio::select! {
                 changed = journal_rx.changed() => {
@@ -297,6 +309,25 @@ impl Engine {
                     return Ok(self.final_report(running, Finish::Running));
                 }
             }
+        }
+    }
+
+    /// Waits (at most [`PROMPT_GRACE`]) until a shell with a line editor
+    /// that printed its end marker is ready for the next input: it still
+    /// runs its prompt's commands (`PROMPT_COMMAND`, `precmd`) and draws its
+    /// prompt, and keys sent meanwhile would be echoed twice, first by the
+    /// terminal and then by the line editor under the prompt. A shell
+    /// without a line editor echoes nothing itself: nothing to wait for.
+    async fn until_ready_for_input(&self, running: &Running) {
+        let Some(shell) = running.shell_pid else {
+            return;
+        };
+        if running.shell == Shell::Posix {
+            return;
+        }
+        let deadline = Instant::now() + PROMPT_GRACE;
+        while !ready_for_input(shell) && Instant::now() < deadline {
+            tokio::time::sleep(READY_RECHECK).await;
         }
     }
 
@@ -527,6 +558,22 @@ fn shown_prompt(journal: &termpilot_journal::Journal) -> Option<String> {
     view.partial
         .map(|line| line.trim_end().to_owned())
         .filter(|line| !line.is_empty())
+}
+
+/// Whether `shell` has the terminal, idle, and takes input the way it does
+/// at its prompt: its line editor holds the terminal in raw mode, or (a
+/// shell with line editing off) it sleeps in a read of the terminal, which
+/// `/proc/PID/wchan` shows as `wait_woken`. Linux only; elsewhere, or when
+/// the terminal's mode cannot be read, there is nothing to wait for.
+fn ready_for_input(shell: u32) -> bool {
+    let Some(mode) = foreground::tty_mode(&format!("/proc/{shell}/fd/0")) else {
+        return true;
+    };
+    let reads_terminal = || {
+        std::fs::read_to_string(format!("/proc/{shell}/wchan"))
+            .is_ok_and(|wchan| wchan == "wait_woken" || wchan.starts_with("n_tty_read"))
+    };
+    proc::in_charge(shell) && (!mode.canonical || reads_terminal())
 }
 
 /// How far back [`shown_prompt`] reads: more than any prompt line.
