@@ -38,7 +38,7 @@ mod proc;
 pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
 // Shell pids are known only for panes on this machine (see `pane_facts`).
-use crate::procfs::Here;
+use crate::procfs::{Here, Procfs};
 use termpilot_shell::{EndMarker, Tracker, new_nonce};
 pub use termpilot_shell::{Shell, hide_wrappers, wrapper};
 
@@ -566,14 +566,14 @@ fn shown_prompt(journal: &termpilot_journal::Journal) -> Option<String> {
 /// `/proc/PID/wchan` shows as `wait_woken`. Linux only; elsewhere, or when
 /// the terminal's mode cannot be read, there is nothing to wait for.
 fn ready_for_input(shell: u32) -> bool {
-    let Some(mode) = foreground::tty_mode(&format!("/proc/{shell}/fd/0")) else {
+    let Some(mode) = Here.tty_mode(&format!("/proc/{shell}/fd/0")) else {
         return true;
     };
     let reads_terminal = || {
-        std::fs::read_to_string(format!("/proc/{shell}/wchan"))
-            .is_ok_and(|wchan| wchan == "wait_woken" || wchan.starts_with("n_tty_read"))
+        Here.text(shell, "wchan")
+            .is_some_and(|wchan| wchan == "wait_woken" || wchan.starts_with("n_tty_read"))
     };
-    proc::in_charge(shell) && (!mode.canonical || reads_terminal())
+    proc::in_charge(&Here, shell) && (!mode.canonical || reads_terminal())
 }
 
 /// How far back [`shown_prompt`] reads: more than any prompt line.
