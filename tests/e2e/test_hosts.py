@@ -222,17 +222,22 @@ def test_an_unreachable_host_fails_its_calls_only(tp, tmp_path):
     config = tmp_path / "ssh_config"
     # Nothing listens on port 1 of the loopback address.
     config.write_text("Host nowhere\n  HostName 127.0.0.1\n  Port 1\n  UserKnownHostsFile /dev/null\n")
-    args = ["--host", "gone=ssh:nowhere", "--ssh-config", str(config), "--host-timeout-s", "3"]
+    args = ["--host", "gone=ssh:nowhere", "--host", "nxdomain=ssh:no-such-host.invalid"]
+    args += ["--ssh-config", str(config), "--host-timeout-s", "3"]
 
     async def body(client: Client) -> None:
         started = time.monotonic()
         message = await client.err("create_session", {"host": "gone", "name": "x"})
         assert "gone" in message and "refused" in message.lower(), message
         assert time.monotonic() - started < 8
+        # A name ssh cannot resolve: ssh's own message.
+        message = await client.err("create_session", {"host": "nxdomain"})
+        assert "nxdomain" in message and "resolve" in message.lower(), message
         listed = await client.ok("list_sessions")
         assert [s for s in listed["sessions"] if s["host"] == "local"], listed
         unreachable = {u["host"]: u["error"] for u in listed["unreachable"]}
         assert "gone" in unreachable and "refused" in unreachable["gone"].lower(), listed
+        assert "nxdomain" in unreachable, listed
         unknown = await client.err("create_session", {"host": "elsewhere"})
         assert "elsewhere" in unknown and "gone" in unknown, unknown
         await client.ok("list_panes", {"host": "local"})
