@@ -280,3 +280,25 @@ def test_start_up_never_waits_on_a_host(tp, tmp_path):
         assert time.monotonic() - started < 8
 
     tp.run(body, extra_args=args)
+
+
+def test_a_batch_stays_on_one_host(tp, far_sshd):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        far_pane = (await new_pane(client, "ssh", "far"))["pane"]
+        near_pane = (await new_pane(client, "local", "near"))["pane"]
+        near_cursor = (await client.ok("send_keys", {"pane": near_pane, "text": "echo near", "enter": True}))["cursor"]
+        mixed = await client.err(
+            "run_batch",
+            {"steps": [{"op": "capture_pane", "pane": far_pane}, {"op": "capture_pane", "pane": near_pane}]},
+        )
+        assert "one host" in mixed, mixed
+        # A local cursor in a batch on the ssh host is refused for its step.
+        result = await client.ok(
+            "run_batch", {"steps": [{"op": "capture_since", "pane": far_pane, "cursor": near_cursor}]}
+        )
+        assert result["failed"] == 1, result
+        assert "host" in result["steps"][0]["error"], result
+
+    tp.run(body, extra_args=ssh_args(server))

@@ -218,6 +218,28 @@ pub(crate) fn command_id(host: &Host, id: &str) -> String {
     host.qualify(id)
 }
 
+/// The cursor a batch step's `since` or `cursor` names, as [`cursor_ref`]
+/// does, where a literal cursor must be of the batch's host.
+pub(crate) fn step_cursor(
+    server: &TermpilotServer,
+    host: &Host,
+    text: &str,
+    index: usize,
+) -> ToolResult<CursorRef> {
+    let (named, rest) = split(server, text);
+    if text.starts_with('$') {
+        return cursor_ref(text, index);
+    }
+    if named != *host {
+        return Err(ToolError::refused(format!(
+            "steps[{index}]: cursor {text} is of host {}, but the batch's panes are on host {}",
+            named.name(),
+            host.name()
+        )));
+    }
+    cursor_ref(rest, index)
+}
+
 /// The cursor a `cursor` or `since` argument names (without its host).
 pub(crate) fn cursor(text: &str) -> ToolResult<Cursor> {
     text.parse()

@@ -324,7 +324,7 @@ async fn plan(
             BatchStep::WaitForText(p) => {
                 let (wait, settle) = waits::text_wait(server, &p);
                 let since = (p.since.as_deref())
-                    .map(|s| address::cursor_ref(address::split(server, s).1, index));
+                    .map(|s| address::step_cursor(server, &batch.host, s, index));
                 let step = match since.transpose() {
                     Ok(since) => Step::WaitForText {
                         pane: p.pane,
@@ -359,7 +359,7 @@ async fn plan(
                 (step, shown)
             }
             BatchStep::CaptureSince(p) => {
-                let step = match address::cursor_ref(address::split(server, &p.cursor).1, index) {
+                let step = match address::step_cursor(server, &batch.host, &p.cursor, index) {
                     Ok(since) => Step::CaptureSince {
                         pane: p.pane,
                         since,
