@@ -374,10 +374,7 @@ fn op_status(
             }
             Some(Err(error)) => return OpStatus::Failed(error.clone()),
             Some(Ok(answer)) if !answer.reply.ok => {
-                let error = Error::Command {
-                    command: String::new(),
-                    message: answer.reply.text(),
-                };
+                let error = crate::error::classify(answer.command, answer.reply.text());
                 return OpStatus::Failed(not_found_pane(error, &op.pane.to_string()));
             }
             Some(Ok(answer)) => cursor = cursor.or(answer.cursor),

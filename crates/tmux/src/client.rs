@@ -46,6 +46,8 @@ pub(crate) struct Group {
 /// A reply, with the journal position taken when it arrived.
 #[derive(Debug, Clone)]
 pub struct Answer {
+    /// The tmux command name the reply answers, for error messages.
+    pub command: &'static str,
     /// The reply block.
     pub reply: Reply,
     /// The journal end of the requested pane at the moment the reply arrived:
@@ -511,10 +513,11 @@ impl ClientTask {
             return;
         };
         let part = pending.answers.len();
-        let cursor_pane = pending.parts.get(part).and_then(|p| p.1);
+        let (command, cursor_pane) = pending.parts.get(part).copied().unwrap_or(("", None));
         let cursor = cursor_pane.map(|pane| self.shared.panes.end(pane));
         let failed = !reply.ok;
         pending.answers.push(Answer {
+            command,
             reply,
             cursor,
             received: std::time::Instant::now(),

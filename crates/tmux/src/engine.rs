@@ -400,21 +400,10 @@ impl Engine {
             &client,
             Command::new("display-message")
                 .flag("-p")
-                .arg("#{pid}\x1f#{socket_path}"),
+                .arg(ServerRow::FORMAT),
         )
         .await?;
-        let text = reply.text();
-        let mut fields = text.split('\x1f');
-        let pid: u32 = fields
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .parse()
-            .map_err(|_| Error::Protocol {
-                command: "display-message".into(),
-                detail: format!("expected the server pid, got {text:?}"),
-            })?;
-        let socket_path = fields.next().unwrap_or_default();
+        let ServerRow { pid, socket_path } = ServerRow::parse_first("display-message", &reply)?;
         let own_pane = (self.shared.config.host.as_ref())
             .filter(|host| host.socket_path == socket_path)
             .map(|host| host.pane);
@@ -514,11 +503,11 @@ impl Engine {
             .await
             .map_err(|e| not_found_pane(e, &pane.to_string()))?;
         // display-message does not fail on a missing target: it prints nothing.
-        let session: SessionId = reply.text().trim().parse().map_err(|_| Error::NotFound {
-            kind: "pane",
-            target: pane.to_string(),
-            hint: "call list_panes to see the panes",
-        })?;
+        let session: SessionId = reply
+            .text()
+            .trim()
+            .parse()
+            .map_err(|_| Error::pane_not_found(pane.to_string()))?;
         let client = match self.shared.client_for_session(session) {
             Some(client) => client,
             None => {
@@ -565,10 +554,18 @@ impl Engine {
     }
 }
 
-/// Builds a call from a command, failing on arguments tmux cannot carry.
+crate::format::tmux_format! {
+    /// The tmux server's pid (the engine's epoch) and socket.
+    struct ServerRow {
+        pid: u32 = "pid",
+        socket_path: String = "socket_path",
+    }
+}
+
 /// The global user option that marks a tmux server termpilot started.
 pub const STARTED_MARK: &str = "@termpilot-started";
 
+/// Builds a call from a command, failing on arguments tmux cannot carry.
 pub(crate) fn call(command: Command, cursor_pane: Option<PaneId>) -> Result<Call> {
     let name = command.name();
     let line = command
@@ -587,28 +584,20 @@ pub(crate) async fn run(client: &ClientHandle, command: Command) -> Result<Reply
     ok_reply(answer)
 }
 
-/// Turns an `%error` reply into [`Error::Command`].
+/// Turns an `%error` reply into the error tmux's message means (see
+/// [`crate::error::classify`]).
 pub(crate) fn ok_reply(answer: Answer) -> Result<Reply> {
     if answer.reply.ok {
         Ok(answer.reply)
     } else {
-        Err(Error::Command {
-            command: String::new(),
-            message: answer.reply.text(),
-        })
+        Err(crate::error::classify(answer.command, answer.reply.text()))
     }
 }
 
-/// Maps tmux's "can't find ..." to a pane-not-found error.
+/// A not-found error reported for the pane target `target` as the caller
+/// wrote it; any other error as it is.
 pub(crate) fn not_found_pane(error: Error, target: &str) -> Error {
-    match error {
-        Error::Command { message, .. } if message.contains("can't find") => Error::NotFound {
-            kind: "pane",
-            target: target.to_owned(),
-            hint: "call list_panes to see the panes",
-        },
-        other => other,
-    }
+    error.not_found_as("pane", target, "call list_panes to see the panes")
 }
 
 /// Background task: attaches clients to new sessions when tmux says the

@@ -161,6 +161,67 @@ pub enum Error {
 /// Shorthand for results of engine calls.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    /// A target that names no existing `kind` ("pane", "window",
+    /// "session", "host"); `hint` says what to call to find a valid one.
+    pub(crate) fn not_found(
+        kind: &'static str,
+        target: impl Into<String>,
+        hint: &'static str,
+    ) -> Self {
+        Error::NotFound {
+            kind,
+            target: target.into(),
+            hint,
+        }
+    }
+
+    /// A pane target that names no pane.
+    pub(crate) fn pane_not_found(target: impl Into<String>) -> Self {
+        Self::not_found("pane", target, "call list_panes to see the panes")
+    }
+
+    /// A session target that names no session.
+    pub(crate) fn session_not_found(target: impl Into<String>) -> Self {
+        Self::not_found("session", target, "call list_sessions to see the sessions")
+    }
+
+    /// This error with a not-found error reported as `kind` `target`, the
+    /// target as the caller wrote it (tmux names the target it was given,
+    /// which may be a pinned id); any other error as it is.
+    pub(crate) fn not_found_as(
+        self,
+        kind: &'static str,
+        target: impl Into<String>,
+        hint: &'static str,
+    ) -> Self {
+        match self {
+            Error::NotFound { .. } => Self::not_found(kind, target, hint),
+            other => other,
+        }
+    }
+}
+
+/// The error for tmux's `%error` reply `message` to `command`: "can't find
+/// pane/window/session: T" is [`Error::NotFound`] (for the target T tmux
+/// names), anything else [`Error::Command`] naming the command.
+pub(crate) fn classify(command: &'static str, message: String) -> Error {
+    for kind in ["pane", "window", "session"] {
+        if let Some((_, rest)) = message.split_once(&format!("can't find {kind}")) {
+            let target = rest.trim_start_matches(':').trim();
+            return match kind {
+                "pane" => Error::pane_not_found(target),
+                "session" => Error::session_not_found(target),
+                _ => Error::not_found("window", target, "call list_panes to see the windows"),
+            };
+        }
+    }
+    Error::Command {
+        command: command.to_owned(),
+        message,
+    }
+}
+
 /// Who holds a pane, from the note on it: `termpilot attach` writes "a
 /// person (termpilot attach, pid N) since T"; any other note is put in
 /// brackets after "a person".
@@ -218,5 +279,59 @@ mod tests {
             "cursor c1.2.4.10 is from an earlier tmux server (it restarted since); take a new \
              cursor with capture_pane"
         );
+    }
+
+    #[test]
+    fn tmux_not_found_messages_become_not_found_errors() {
+        let pane = classify("send-keys", "can't find pane: %99".into());
+        assert!(
+            matches!(&pane, Error::NotFound { kind: "pane", target, .. } if target == "%99"),
+            "{pane:?}"
+        );
+        assert_eq!(
+            pane.to_string(),
+            "pane %99 not found; call list_panes to see the panes"
+        );
+        let window = classify("list-panes", "can't find window: 7".into());
+        assert!(
+            matches!(&window, Error::NotFound { kind: "window", target, .. } if target == "7"),
+            "{window:?}"
+        );
+        let session = classify("new-window", "can't find session: $4".into());
+        assert!(
+            matches!(&session, Error::NotFound { kind: "session", target, .. } if target == "$4"),
+            "{session:?}"
+        );
+    }
+
+    #[test]
+    fn other_tmux_errors_keep_the_command_name() {
+        let error = classify("resize-pane", "not a terminal".into());
+        assert!(
+            matches!(&error, Error::Command { command, message }
+                if command == "resize-pane" && message == "not a terminal"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "tmux refused `resize-pane`: not a terminal"
+        );
+        let client = classify("display-message", "can't find client: /dev/pts/9".into());
+        assert!(matches!(client, Error::Command { .. }), "{client:?}");
+    }
+
+    #[test]
+    fn a_not_found_error_takes_the_callers_target() {
+        let error = classify("kill-pane", "can't find pane: %9".into()).not_found_as(
+            "window",
+            "main:2",
+            "call list_panes",
+        );
+        assert_eq!(
+            error.to_string(),
+            "window main:2 not found; call list_panes"
+        );
+        let other = classify("kill-pane", "server exited".into()).not_found_as("pane", "%1", "x");
+        assert!(matches!(other, Error::Command { .. }), "{other:?}");
     }
 }

@@ -12,7 +12,7 @@ use termpilot_keys::Key;
 use crate::cursor::Cursor;
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
-use crate::format::{Record, fields};
+use crate::format::tmux_format;
 use crate::shell::hide_wrappers;
 use crate::targets::{checked_name, invalid, refuse_nul_in_spawn};
 
@@ -228,44 +228,96 @@ impl Capture {
     }
 }
 
-const SESSION_FIELDS: &[&str] = &[
-    "session_id",
-    "session_name",
-    "session_windows",
-    "session_attached",
-    "session_created",
-];
+/// What to call when a session or window given to `list_panes` is missing.
+const SCOPE_HINT: &str = "call list_sessions or list_panes without arguments";
 
-const PANE_FIELDS: &[&str] = &[
-    "pane_id",
-    "session_id",
-    "window_id",
-    "window_index",
-    "pane_index",
-    "pane_width",
-    "pane_height",
-    "pane_active",
-    "window_active",
-    "pane_dead",
-    "pane_in_mode",
-    "alternate_on",
-    "pane_pid",
-    "session_name",
-    "window_name",
-    "pane_current_command",
-    "pane_title",
-    "pane_current_path",
-    "@termpilot_held",
-];
+/// What to call when the target of a kill is missing.
+const DOOMED_HINT: &str = "call list_sessions or list_panes to see what exists";
 
-const CREATED_FIELDS: &[&str] = &[
-    "session_id",
-    "window_id",
-    "pane_id",
-    "window_index",
-    "session_name",
-    "window_name",
-];
+tmux_format! {
+    /// A line of `list-sessions`.
+    struct SessionRow {
+        id: SessionId = "session_id",
+        name: String = "session_name",
+        windows: u32 = "session_windows",
+        attached: u32 = "session_attached",
+        created: u64 = "session_created",
+    }
+}
+
+tmux_format! {
+    /// A line of `list-clients`: the client's session and whether it is a
+    /// control client.
+    struct ClientRow {
+        session: Option<SessionId> = "session_id",
+        control: bool = "client_control_mode",
+    }
+}
+
+tmux_format! {
+    /// A line of `list-panes`.
+    struct PaneRow {
+        id: PaneId = "pane_id",
+        session: SessionId = "session_id",
+        window: WindowId = "window_id",
+        window_index: u32 = "window_index",
+        index: u32 = "pane_index",
+        width: u16 = "pane_width",
+        height: u16 = "pane_height",
+        pane_active: bool = "pane_active",
+        window_active: bool = "window_active",
+        dead: bool = "pane_dead",
+        in_mode: bool = "pane_in_mode",
+        alternate_screen: bool = "alternate_on",
+        pid: Option<u32> = "pane_pid",
+        session_name: String = "session_name",
+        window_name: String = "window_name",
+        current_command: String = "pane_current_command",
+        title: String = "pane_title",
+        cwd: String = "pane_current_path",
+        held_by: Option<String> = "@termpilot_held",
+    }
+}
+
+tmux_format! {
+    /// What `new-session -P` and `new-window -P` print.
+    struct CreatedRow {
+        session: SessionId = "session_id",
+        window: WindowId = "window_id",
+        pane: PaneId = "pane_id",
+        window_index: u32 = "window_index",
+        session_name: String = "session_name",
+        window_name: String = "window_name",
+    }
+}
+
+tmux_format! {
+    /// A pane and where it is, for the panes a kill removes.
+    struct PlaceRow {
+        session: SessionId = "session_id",
+        window: WindowId = "window_id",
+        pane: PaneId = "pane_id",
+    }
+}
+
+tmux_format! {
+    /// A pane's session and window, and how many panes the window has.
+    struct KilledPaneRow {
+        session: SessionId = "session_id",
+        window: WindowId = "window_id",
+        window_panes: u32 = "window_panes",
+    }
+}
+
+tmux_format! {
+    /// The screen facts reported with a capture.
+    struct CaptureFacts {
+        alternate_screen: bool = "alternate_on",
+        in_mode: bool = "pane_in_mode",
+        history_size: Option<u64> = "history_size",
+        history_limit: Option<u64> = "history_limit",
+    }
+}
 
 impl Engine {
     /// Lists sessions.
@@ -273,35 +325,32 @@ impl Engine {
         let client = self.primary().await?;
         let calls = vec![
             call(
-                Command::new("list-sessions").opt("-F", fields(SESSION_FIELDS)),
+                Command::new("list-sessions").opt("-F", SessionRow::FORMAT),
                 None,
             )?,
             call(
-                Command::new("list-clients")
-                    .opt("-F", fields(&["session_id", "client_control_mode"])),
+                Command::new("list-clients").opt("-F", ClientRow::FORMAT),
                 None,
             )?,
         ];
         let mut answers = client.call_many(calls).await.into_iter();
         let sessions = ok_reply(answers.next().expect("two answers")?)?;
         let clients = ok_reply(answers.next().expect("two answers")?)?;
-        let mut control = std::collections::HashMap::<String, u32>::new();
-        for line in clients.lines.iter().map(|l| String::from_utf8_lossy(l)) {
-            let record = Record::new("list-clients", &line);
-            if record.flag(1) {
-                *control.entry(record.str(0).to_owned()).or_default() += 1;
+        let mut control = std::collections::HashMap::<SessionId, u32>::new();
+        for client in ClientRow::parse_all("list-clients", &clients)? {
+            if let (true, Some(session)) = (client.control, client.session) {
+                *control.entry(session).or_default() += 1;
             }
         }
         let mut out = Vec::new();
-        for line in sessions.lines.iter().map(|l| String::from_utf8_lossy(l)) {
-            let record = Record::new("list-sessions", &line);
-            let attached: u32 = record.parse(3)?;
+        for row in SessionRow::parse_all("list-sessions", &sessions)? {
+            let controls = control.get(&row.id).copied().unwrap_or(0);
             out.push(SessionInfo {
-                id: record.parse(0)?,
-                name: record.str(1).to_owned(),
-                windows: record.parse(2)?,
-                attached: attached.saturating_sub(control.get(record.str(0)).copied().unwrap_or(0)),
-                created: record.parse(4)?,
+                id: row.id,
+                name: row.name,
+                windows: row.windows,
+                attached: row.attached.saturating_sub(controls),
+                created: row.created,
             });
         }
         Ok(out)
@@ -309,7 +358,7 @@ impl Engine {
 
     /// Lists panes.
     pub async fn list_panes(&self, scope: &PaneScope) -> Result<Vec<PaneInfo>> {
-        let command = Command::new("list-panes").opt("-F", fields(PANE_FIELDS));
+        let command = Command::new("list-panes").opt("-F", PaneRow::FORMAT);
         let command = match scope {
             PaneScope::All => command.flag("-a"),
             PaneScope::Session(target) => {
@@ -321,27 +370,13 @@ impl Engine {
                 command.opt("-t", window.tmux())
             }
         };
-        let reply = self.command(command).await.map_err(|e| match (e, scope) {
-            (Error::Command { message, .. }, PaneScope::Session(t) | PaneScope::Window(t))
-                if message.contains("can't find") =>
-            {
-                Error::NotFound {
-                    kind: if matches!(scope, PaneScope::Session(_)) {
-                        "session"
-                    } else {
-                        "window"
-                    },
-                    target: t.clone(),
-                    hint: "call list_sessions or list_panes without arguments",
-                }
-            }
-            (other, _) => other,
+        let reply = self.command(command).await.map_err(|e| match scope {
+            PaneScope::All => e,
+            PaneScope::Session(t) => e.not_found_as("session", t, SCOPE_HINT),
+            PaneScope::Window(t) => e.not_found_as("window", t, SCOPE_HINT),
         })?;
-        reply
-            .lines
-            .iter()
-            .map(|line| pane_info(&String::from_utf8_lossy(line)))
-            .collect()
+        let rows = PaneRow::parse_all("list-panes", &reply)?;
+        Ok(rows.into_iter().map(PaneInfo::from).collect())
     }
 
     /// Creates a session with a control client attached from its start.
@@ -359,7 +394,7 @@ impl Engine {
             crate::engine::CLIENT_FLAGS.into(),
             "-P".into(),
             "-F".into(),
-            fields(CREATED_FIELDS).into(),
+            CreatedRow::FORMAT.into(),
             "-x".into(),
             options.width.unwrap_or(dw).to_string().into(),
             "-y".into(),
@@ -404,20 +439,19 @@ impl Engine {
         let mut command = Command::new("new-window")
             .flag("-d")
             .flag("-P")
-            .opt("-F", fields(CREATED_FIELDS))
+            .opt("-F", CreatedRow::FORMAT)
             .opt("-t", slot.tmux());
         if let Some(name) = &name {
             // tmux expands formats in a window name.
             command = command.opt("-n", name.to_format());
         }
         command = with_spawn_options(command, &options.cwd, &options.env, &options.command);
-        let reply = self.command(command).await.map_err(|e| match e {
-            Error::Command { message, .. } if message.contains("can't find") => Error::NotFound {
-                kind: "session",
-                target: options.target.clone(),
-                hint: "call list_sessions to see the sessions",
-            },
-            other => other,
+        let reply = self.command(command).await.map_err(|e| {
+            e.not_found_as(
+                "session",
+                &options.target,
+                "call list_sessions to see the sessions",
+            )
         })?;
         let (made, stored) = created(&reply.text())?;
         if let Some(name) = name.filter(|name| name.as_str() != stored) {
@@ -438,7 +472,7 @@ impl Engine {
         let mut command = Command::new("split-window")
             .flag("-d")
             .flag("-P")
-            .opt("-F", fields(CREATED_FIELDS))
+            .opt("-F", CreatedRow::FORMAT)
             .opt("-t", pane.to_string());
         command = match options.direction {
             SplitDirection::Right => command.flag("-h"),
@@ -465,7 +499,7 @@ impl Engine {
         let listing = Command::new("list-panes")
             .flag("-s")
             .opt("-t", session.tmux())
-            .opt("-F", fields(&["session_id", "window_id", "pane_id"]));
+            .opt("-F", PlaceRow::FORMAT);
         let killed = self.doomed(listing, target, "session").await?;
         self.refuse_own(&killed, "kill")?;
         self.command(Command::new("kill-session").opt("-t", killed.session.to_string()))
@@ -482,7 +516,7 @@ impl Engine {
         let window = self.pin_window(window).await?;
         let listing = Command::new("list-panes")
             .opt("-t", window.tmux())
-            .opt("-F", fields(&["session_id", "window_id", "pane_id"]));
+            .opt("-F", PlaceRow::FORMAT);
         let killed = self.doomed(listing, target, "window").await?;
         self.refuse_own(&killed, "kill")?;
         let window = killed
@@ -505,17 +539,15 @@ impl Engine {
                 Command::new("display-message")
                     .flag("-p")
                     .opt("-t", pane.to_string())
-                    .arg(fields(&["session_id", "window_id", "window_panes"])),
+                    .arg(KilledPaneRow::FORMAT),
             )
             .await
             .map_err(|e| not_found_pane(e, target))?;
-        let text = reply.text();
-        let record = Record::new("display-message", &text);
-        let last_in_window = record.parse::<u32>(2)? == 1;
+        let row = KilledPaneRow::parse_first("display-message", &reply)?;
         let killed = Killed {
-            session: record.parse(0)?,
-            windows: if last_in_window {
-                vec![record.parse(1)?]
+            session: row.session,
+            windows: if row.window_panes == 1 {
+                vec![row.window]
             } else {
                 Vec::new()
             },
@@ -593,20 +625,14 @@ impl Engine {
         let facts = Command::new("display-message")
             .flag("-p")
             .opt("-t", &target)
-            .arg(fields(&[
-                "alternate_on",
-                "pane_in_mode",
-                "history_size",
-                "history_limit",
-            ]));
+            .arg(CaptureFacts::FORMAT);
         let calls = vec![call(capture, Some(pane))?, call(facts, None)?];
         let mut answers = client.call_many(calls).await.into_iter();
         let captured = answers.next().expect("two answers")?;
         let cursor = captured.cursor.unwrap_or_default();
         let body = ok_reply(captured).map_err(|e| not_found_pane(e, &target))?;
         let facts = ok_reply(answers.next().expect("two answers")?)?;
-        let facts_text = facts.text();
-        let record = Record::new("display-message", &facts_text);
+        let facts = CaptureFacts::parse_first("display-message", &facts)?;
         let mut lines: Vec<String> = body
             .lines
             .iter()
@@ -619,10 +645,10 @@ impl Engine {
             pane,
             lines,
             cursor: self.cursor(pane, cursor),
-            alternate_screen: record.flag(0),
-            in_mode: record.flag(1),
-            history_size: record.parse(2).unwrap_or_default(),
-            history_limit: record.parse(3).unwrap_or_default(),
+            alternate_screen: facts.alternate_screen,
+            in_mode: facts.in_mode,
+            history_size: facts.history_size.unwrap_or_default(),
+            history_limit: facts.history_limit.unwrap_or_default(),
         })
     }
 
@@ -663,34 +689,24 @@ impl Engine {
     }
 
     async fn doomed(&self, listing: Command, target: &str, kind: &'static str) -> Result<Killed> {
-        let reply = self.command(listing).await.map_err(|e| match e {
-            Error::Command { message, .. } if message.contains("can't find") => Error::NotFound {
-                kind,
-                target: target.to_owned(),
-                hint: "call list_sessions or list_panes to see what exists",
-            },
-            other => other,
-        })?;
+        let reply = self
+            .command(listing)
+            .await
+            .map_err(|e| e.not_found_as(kind, target, DOOMED_HINT))?;
         let mut killed = Killed {
             session: SessionId(0),
             windows: Vec::new(),
             panes: Vec::new(),
         };
-        for line in reply.lines.iter().map(|l| String::from_utf8_lossy(l)) {
-            let record = Record::new("list-panes", &line);
-            killed.session = record.parse(0)?;
-            let window: WindowId = record.parse(1)?;
-            if !killed.windows.contains(&window) {
-                killed.windows.push(window);
+        for row in PlaceRow::parse_all("list-panes", &reply)? {
+            killed.session = row.session;
+            if !killed.windows.contains(&row.window) {
+                killed.windows.push(row.window);
             }
-            killed.panes.push(record.parse(2)?);
+            killed.panes.push(row.pane);
         }
         if killed.panes.is_empty() {
-            return Err(Error::NotFound {
-                kind,
-                target: target.to_owned(),
-                hint: "call list_sessions or list_panes to see what exists",
-            });
+            return Err(Error::not_found(kind, target, DOOMED_HINT));
         }
         Ok(killed)
     }
@@ -832,15 +848,15 @@ fn with_spawn_options(
 /// as tmux stored it.
 fn created(text: &str) -> Result<(Created, String)> {
     let line = text.lines().next().unwrap_or_default();
-    let record = Record::new("new", line);
+    let row = CreatedRow::parse("new", line)?;
     let made = Created {
-        session: record.parse(0)?,
-        window: record.parse(1)?,
-        pane: record.parse(2)?,
-        window_index: record.parse(3)?,
-        session_name: record.str(4).to_owned(),
+        session: row.session,
+        window: row.window,
+        pane: row.pane,
+        window_index: row.window_index,
+        session_name: row.session_name,
     };
-    Ok((made, record.str(5).to_owned()))
+    Ok((made, row.window_name))
 }
 
 /// The error for a name tmux stored differently from how it was given: a
@@ -853,28 +869,29 @@ fn renamed(kind: NameKind, asked: &str, stored: &str) -> Error {
     ))
 }
 
-fn pane_info(line: &str) -> Result<PaneInfo> {
-    let record = Record::new("list-panes", line);
-    Ok(PaneInfo {
-        id: record.parse(0)?,
-        session: record.parse(1)?,
-        window: record.parse(2)?,
-        window_index: record.parse(3)?,
-        index: record.parse(4)?,
-        width: record.parse(5)?,
-        height: record.parse(6)?,
-        active: record.flag(7) && record.flag(8),
-        dead: record.flag(9),
-        in_mode: record.flag(10),
-        alternate_screen: record.flag(11),
-        pid: record.parse(12).ok(),
-        session_name: record.str(13).to_owned(),
-        window_name: record.str(14).to_owned(),
-        current_command: record.str(15).to_owned(),
-        title: record.str(16).to_owned(),
-        cwd: record.str(17).to_owned(),
-        held_by: Some(record.str(18).to_owned()).filter(|h| !h.is_empty()),
-    })
+impl From<PaneRow> for PaneInfo {
+    fn from(row: PaneRow) -> Self {
+        PaneInfo {
+            id: row.id,
+            session: row.session,
+            window: row.window,
+            window_index: row.window_index,
+            index: row.index,
+            width: row.width,
+            height: row.height,
+            active: row.pane_active && row.window_active,
+            dead: row.dead,
+            in_mode: row.in_mode,
+            alternate_screen: row.alternate_screen,
+            pid: row.pid,
+            session_name: row.session_name,
+            window_name: row.window_name,
+            current_command: row.current_command,
+            title: row.title,
+            cwd: row.cwd,
+            held_by: row.held_by,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -884,6 +901,29 @@ mod tests {
 
     fn lines(text: &str) -> Vec<String> {
         text.split('\n').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn a_pane_line_reads_the_held_option_by_name() {
+        assert_eq!(PaneRow::FIELDS.last(), Some(&crate::person::HELD_OPTION));
+        let fields = [
+            "%3", "$1", "@2", "0", "1", "80", "24", "1", "1", "0", "0", "0", "", "main", "w",
+            "bash", "t", "/tmp", "",
+        ];
+        assert_eq!(fields.len(), PaneRow::FIELDS.len());
+        let info = PaneInfo::from(PaneRow::parse("list-panes", &fields.join("\x1f")).unwrap());
+        assert_eq!(
+            (info.id.to_string(), info.width, info.height),
+            ("%3".into(), 80, 24)
+        );
+        assert!(info.active && !info.dead);
+        assert_eq!((info.pid, info.held_by), (None, None));
+        assert_eq!(info.cwd, "/tmp");
+        let garbled = PaneRow::parse("list-panes", &fields.join("\x1f").replace("80", "wide"));
+        assert_eq!(
+            garbled.unwrap_err().to_string(),
+            "unexpected reply from tmux to `list-panes`: field pane_width is \"wide\""
+        );
     }
 
     #[test]

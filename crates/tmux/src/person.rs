@@ -32,6 +32,7 @@ use tokio::sync::watch;
 use crate::config::EngineConfig;
 use crate::engine::{Engine, Shared};
 use crate::error::{Error, Result};
+use crate::format::tmux_format;
 use crate::ops::PaneScope;
 use crate::transport::{Local, Transport};
 
@@ -39,6 +40,23 @@ use crate::transport::{Local, Transport};
 pub const HELD_OPTION: &str = "@termpilot_held";
 /// The pane option a person changes to cancel the agent's wait.
 pub const CANCEL_OPTION: &str = "@termpilot_cancel";
+
+tmux_format! {
+    /// Whether a watched pane is dead, and when a person last cancelled
+    /// its waits (the [`CANCEL_OPTION`]).
+    struct Watched {
+        dead: bool = "pane_dead",
+        cancel: String = "@termpilot_cancel",
+    }
+}
+
+tmux_format! {
+    /// A tmux client's process and name.
+    struct ClientName {
+        pid: Option<u32> = "client_pid",
+        name: String = "client_name",
+    }
+}
 
 /// How often the cancel option (and dead flag) of a watched pane is read.
 pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(250);
@@ -116,7 +134,7 @@ impl Engine {
             let query = Command::new("display-message")
                 .flag("-p")
                 .opt("-t", pane.to_string())
-                .arg(format!("#{{pane_dead}}\x1f#{{{CANCEL_OPTION}}}"));
+                .arg(Watched::FORMAT);
             match crate::engine::call(query, None) {
                 Ok(call) => calls.push(call),
                 Err(_) => return Vec::new(),
@@ -127,12 +145,16 @@ impl Engine {
             // A pane that is gone fails the query: its waits learn that
             // from tmux's notifications.
             let Ok(answer) = answer else { continue };
-            let text = answer.reply.text();
-            let (flag, cancel) = text.split_once('\x1f').unwrap_or((&text, ""));
-            if flag.trim() == "1" {
+            if !answer.reply.ok {
+                continue;
+            }
+            let Ok(watched) = Watched::parse_first("display-message", &answer.reply) else {
+                continue;
+            };
+            if watched.dead {
                 dead.push(*pane);
             }
-            if let Some(time) = cancel_time(cancel) {
+            if let Some(time) = cancel_time(&watched.cancel) {
                 self.shared.panes.record_cancel(*pane, time);
             }
         }
@@ -186,14 +208,13 @@ impl Person {
         let engine = Engine::connect(config).await?;
         let pane = engine.resolve_pane(target).await?;
         let panes = engine.list_panes(&PaneScope::All).await?;
-        let info = panes
-            .iter()
-            .find(|info| info.id == pane)
-            .ok_or_else(|| Error::NotFound {
-                kind: "pane",
-                target: target.to_owned(),
-                hint: "termpilot's list_panes, or `tmux list-panes -a`, shows the panes",
-            })?;
+        let info = panes.iter().find(|info| info.id == pane).ok_or_else(|| {
+            Error::not_found(
+                "pane",
+                target,
+                "termpilot's list_panes, or `tmux list-panes -a`, shows the panes",
+            )
+        })?;
         Ok(Person {
             pane,
             session: info.session,
@@ -263,15 +284,13 @@ impl Person {
     /// is `client_pid` (the person's `tmux attach`); nothing when that client
     /// is not attached (yet).
     pub async fn tell(&self, client_pid: u32, message: &str) -> Result<()> {
-        let clients = Command::new("list-clients").opt("-F", "#{client_pid}\x1f#{client_name}");
+        let clients = Command::new("list-clients").opt("-F", ClientName::FORMAT);
         let reply = self.engine.command(clients).await?;
-        let text = reply.text();
-        let Some(name) = text.lines().find_map(|line| {
-            let (pid, name) = line.split_once('\x1f')?;
-            (pid.trim() == client_pid.to_string()).then_some(name.trim())
-        }) else {
+        let clients = ClientName::parse_all("list-clients", &reply)?;
+        let Some(client) = clients.iter().find(|c| c.pid == Some(client_pid)) else {
             return Ok(());
         };
+        let name = client.name.trim();
         let display = Command::new("display-message")
             .opt("-c", name)
             .opt("-t", self.pane.to_string())
@@ -385,6 +404,18 @@ pub(crate) async fn watch_panes(shared: Weak<Shared>, mut wanted: watch::Receive
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_watch_query_reads_the_cancel_option() {
+        assert_eq!(Watched::FIELDS, ["pane_dead", CANCEL_OPTION]);
+        assert_eq!(
+            Watched::parse("display-message", "1\x1f17").unwrap(),
+            Watched {
+                dead: true,
+                cancel: "17".into()
+            }
+        );
+    }
 
     #[test]
     fn reads_cancel_times() {

@@ -14,7 +14,7 @@ use termpilot_control::{
 
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
-use crate::format::{Record, fields};
+use crate::format::tmux_format;
 
 impl Engine {
     /// Resolves a pane target (`%3`, or `work:1.0` spelled out) to a pane id.
@@ -66,11 +66,11 @@ impl Engine {
             ok_reply(answer).map_err(|e| not_found_pane(e, &shown))
         };
         next()?;
-        next()?.text().trim().parse().map_err(|_| Error::NotFound {
-            kind: "pane",
-            target: shown.clone(),
-            hint: "call list_panes to see the panes",
-        })
+        next()?
+            .text()
+            .trim()
+            .parse()
+            .map_err(|_| Error::pane_not_found(shown.clone()))
     }
 
     /// `session` by id: a name is looked up in the session list, exactly.
@@ -78,20 +78,14 @@ impl Engine {
         let SessionTarget::Name(name) = session else {
             return Ok(session.clone());
         };
-        let listing =
-            Command::new("list-sessions").opt("-F", fields(&["session_id", "session_name"]));
+        let listing = Command::new("list-sessions").opt("-F", SessionName::FORMAT);
         let reply = self.command(listing).await?;
-        for line in reply.lines.iter().map(|l| String::from_utf8_lossy(l)) {
-            let record = Record::new("list-sessions", &line);
-            if record.str(1) == name.as_str() {
-                return Ok(SessionTarget::Id(record.parse::<SessionId>(0)?));
+        for session in SessionName::parse_all("list-sessions", &reply)? {
+            if session.name == name.as_str() {
+                return Ok(SessionTarget::Id(session.id));
             }
         }
-        Err(Error::NotFound {
-            kind: "session",
-            target: name.to_string(),
-            hint: "call list_sessions to see the sessions",
-        })
+        Err(Error::session_not_found(name.to_string()))
     }
 
     /// A window target with its session, if named, pinned to its id.
@@ -111,6 +105,14 @@ impl Engine {
             session: self.pin_session(&slot.session).await?,
             index: slot.index,
         })
+    }
+}
+
+tmux_format! {
+    /// A session's id and name.
+    struct SessionName {
+        id: SessionId = "session_id",
+        name: String = "session_name",
     }
 }
 

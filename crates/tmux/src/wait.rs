@@ -15,7 +15,7 @@ use crate::cursor::Cursor;
 use crate::echo::{self, Echo, Typed};
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
-use crate::format::{Record, fields};
+use crate::format::tmux_format;
 use crate::ops::without_wrappers;
 
 /// Lines of output kept in a wait's `tail`.
@@ -298,40 +298,31 @@ impl Engine {
         let probe = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
-            .arg(fields(&["pane_id", "pane_dead"]));
+            .arg(PaneState::FORMAT);
         let answer = client.call(call(probe, Some(pane))?).await?;
         let cursor = answer.cursor.unwrap_or_default();
         let reply = ok_reply(answer).map_err(|e| not_found_pane(e, &pane.to_string()))?;
-        let text = reply.text();
-        let record = Record::new("display-message", &text);
-        if record.str(0) != pane.to_string() {
+        let state = PaneState::parse_first("display-message", &reply)?;
+        if state.id != Some(pane) {
             return Err(not_found(pane));
         }
-        Ok((cursor, record.flag(1)))
+        Ok((cursor, state.dead))
     }
 
     pub(crate) async fn pane_facts(&self, pane: PaneId) -> Result<PaneFacts> {
         let query = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
-            .arg(fields(&[
-                "pane_id",
-                "pane_dead",
-                "alternate_on",
-                "pane_in_mode",
-                "pane_current_command",
-                "pane_pid",
-            ]));
+            .arg(PaneFactsRow::FORMAT);
         let reply = self.command(query).await?;
-        let text = reply.text();
-        let record = Record::new("display-message", &text);
+        let row = PaneFactsRow::parse_first("display-message", &reply)?;
         Ok(PaneFacts {
-            exists: record.str(0) == pane.to_string(),
-            dead: record.flag(1),
-            alternate_screen: record.flag(2),
-            in_mode: record.flag(3),
-            current_command: record.str(4).to_owned(),
-            pid: record.parse(5).ok().filter(|_| self.panes_are_local()),
+            exists: row.id == Some(pane),
+            dead: row.dead,
+            alternate_screen: row.alternate_screen,
+            in_mode: row.in_mode,
+            current_command: row.current_command,
+            pid: row.pid.filter(|_| self.panes_are_local()),
         })
     }
 
@@ -470,10 +461,27 @@ impl Engine {
 }
 
 fn not_found(pane: PaneId) -> Error {
-    Error::NotFound {
-        kind: "pane",
-        target: pane.to_string(),
-        hint: "call list_panes to see the panes",
+    Error::pane_not_found(pane.to_string())
+}
+
+tmux_format! {
+    /// Whether a pane is there (display-message falls back to another pane
+    /// for some targets) and dead.
+    struct PaneState {
+        id: Option<PaneId> = "pane_id",
+        dead: bool = "pane_dead",
+    }
+}
+
+tmux_format! {
+    /// What the engine reads of a pane before typing into it.
+    struct PaneFactsRow {
+        id: Option<PaneId> = "pane_id",
+        dead: bool = "pane_dead",
+        alternate_screen: bool = "alternate_on",
+        in_mode: bool = "pane_in_mode",
+        current_command: String = "pane_current_command",
+        pid: Option<u32> = "pane_pid",
     }
 }
 

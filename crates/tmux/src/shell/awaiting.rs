@@ -13,9 +13,20 @@ use super::foreground::foreground;
 use super::{CommandReport, Running};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::format::{Record, fields};
+use crate::format::tmux_format;
 use crate::input_state::{self, AwaitingInput, InputFacts};
 use crate::wait::{Outcome, TextWait, WaitReport};
+
+tmux_format! {
+    /// The pane facts that lead to its foreground process.
+    struct TtyRow {
+        id: Option<PaneId> = "pane_id",
+        dead: bool = "pane_dead",
+        pid: Option<u32> = "pane_pid",
+        tty: String = "pane_tty",
+        alternate_screen: bool = "alternate_on",
+    }
+}
 
 /// How long a pane must print nothing before its program counts as
 /// waiting for input, unless the caller says otherwise.
@@ -186,20 +197,13 @@ impl Engine {
         let query = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
-            .arg(fields(&[
-                "pane_id",
-                "pane_dead",
-                "pane_pid",
-                "pane_tty",
-                "alternate_on",
-            ]));
+            .arg(TtyRow::FORMAT);
         let reply = self.command(query).await?;
-        let text = reply.text();
-        let record = Record::new("display-message", &text);
-        if record.str(0) != pane.to_string() || record.flag(1) {
+        let row = TtyRow::parse_first("display-message", &reply)?;
+        if row.id != Some(pane) || row.dead {
             return Ok(None);
         }
-        let (Ok(pid), tty) = (record.parse::<u32>(2), record.str(3)) else {
+        let (Some(pid), tty) = (row.pid, row.tty.as_str()) else {
             return Ok(None);
         };
         // Read where the pane runs: on another host, one dump of its
@@ -213,7 +217,7 @@ impl Engine {
             lone_shell: foreground.lone_shell,
             shell_in_command: in_command,
             mode: fs.tty_mode(tty),
-            alternate_screen: record.flag(4),
+            alternate_screen: row.alternate_screen,
             quiet_for,
             settle,
         };

@@ -450,11 +450,11 @@ impl Engine {
 
     fn gone(&self, running: &Running) -> Error {
         self.commands(|commands| commands.by_id.remove(&running.nonce));
-        Error::NotFound {
-            kind: "pane",
-            target: running.pane.to_string(),
-            hint: "the pane closed while the command ran; call list_panes",
-        }
+        Error::not_found(
+            "pane",
+            running.pane.to_string(),
+            "the pane closed while the command ran; call list_panes",
+        )
     }
 
     /// The pane's shell, if the pane shows a shell waiting at its prompt.
@@ -478,11 +478,7 @@ impl Engine {
     async fn prompt_state(&self, pane: PaneId) -> Result<Prompt> {
         let facts = self.pane_facts(pane).await?;
         if !facts.exists {
-            return Err(Error::NotFound {
-                kind: "pane",
-                target: pane.to_string(),
-                hint: "call list_panes to see the panes",
-            });
+            return Err(Error::pane_not_found(pane.to_string()));
         }
         let program = facts.current_command.as_str();
         if facts.dead {

@@ -431,7 +431,11 @@ async fn tmuxs_own_message_comes_back_when_it_refuses() {
         };
         let refused = engine.send_input(PaneId(0), &input).await;
         match refused {
-            Err(Error::Command { message, .. }) => assert_eq!(message, "not a terminal"),
+            Err(error @ Error::Command { .. }) => assert_eq!(
+                error.to_string(),
+                "tmux refused `send-keys`: not a terminal",
+                "the message names the command tmux refused"
+            ),
             other => panic!("expected a command error, got {other:?}"),
         }
     })
@@ -448,7 +452,8 @@ async fn a_reply_the_engine_cannot_read_is_a_protocol_error() {
         });
         let unreadable = engine.list_sessions().await;
         assert!(
-            matches!(&unreadable, Err(Error::Protocol { command, .. }) if command == "list-sessions"),
+            matches!(&unreadable, Err(Error::Protocol { command, detail })
+                if command == "list-sessions" && detail == "field session_id is \"garbage\""),
             "{unreadable:?}"
         );
     })
