@@ -29,6 +29,7 @@
 mod awaiting_lag;
 mod batch_cost;
 mod flood;
+mod hosts;
 mod http_client;
 mod mcp_client;
 mod report;
@@ -116,6 +117,7 @@ fn measure(
     report.push(flood::flood(server, plain)?);
     report.push(batch_cost::batch_cost(server)?);
     report.push(awaiting_lag::awaiting_lag(server)?);
+    report.push(hosts::hosts(server)?);
     Ok(())
 }
 

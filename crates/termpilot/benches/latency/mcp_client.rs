@@ -1,6 +1,7 @@
 //! A minimal MCP client over the stdio of a `termpilot serve` child process:
 //! one JSON-RPC message per line each way, requests answered in order.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -30,9 +31,21 @@ impl McpClient {
     /// Starts `termpilot serve -L socket --tmux-config tmux_conf`; its
     /// stderr (warnings only) goes to ours.
     pub fn spawn(binary: &Path, socket: &str, tmux_conf: &Path) -> anyhow::Result<McpClient> {
+        McpClient::spawn_with(binary, socket, tmux_conf, &[])
+    }
+
+    /// [`McpClient::spawn`] with `extra` arguments after those of `serve`
+    /// (`--host NAME=ssh:DEST`).
+    pub fn spawn_with(
+        binary: &Path,
+        socket: &str,
+        tmux_conf: &Path,
+        extra: &[&OsStr],
+    ) -> anyhow::Result<McpClient> {
         let mut child = tokio::process::Command::new(binary)
             .args(["serve", "-L", socket, "--tmux-config"])
             .arg(tmux_conf)
+            .args(extra)
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")
             .stdin(Stdio::piped())

@@ -51,7 +51,7 @@ async fn measure(server: &PrivateServer) -> anyhow::Result<Summary> {
 
 /// Types the marker command, waits for its line from the cursor `send_keys`
 /// returned, and returns arrival time minus the time the line was printed.
-async fn one_lag(client: &mut McpClient, pane: &str) -> anyhow::Result<Duration> {
+pub(crate) async fn one_lag(client: &mut McpClient, pane: &str) -> anyhow::Result<Duration> {
     let keys = json!({ "pane": pane, "text": MARKER_COMMAND, "enter": true });
     let sent = client.call_tool("send_keys", keys).await?;
     let cursor = structured_str(&sent, "cursor")?;

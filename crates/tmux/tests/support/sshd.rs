@@ -71,6 +71,13 @@ pub struct Sshd {
 impl Sshd {
     /// Starts a server and returns once `ssh ALIAS true` succeeds.
     pub fn start() -> Sshd {
+        Sshd::start_with_env(&[])
+    }
+
+    /// [`Sshd::start`] with variables sshd sets in every session it starts
+    /// (its `SetEnv`), e.g. a `TMUX_TMPDIR` that makes the far side's tmux a
+    /// server of the caller's own.
+    pub fn start_with_env(set_env: &[(&str, &str)]) -> Sshd {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("tp-sshd-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -92,8 +99,11 @@ impl Sshd {
         )
         .expect("write known_hosts");
         let server_config = dir.join("sshd_config");
-        std::fs::write(&server_config, server_config_text(&dir, port, &user))
-            .expect("write sshd_config");
+        let mut server_text = server_config_text(&dir, port, &user);
+        for (name, value) in set_env {
+            server_text.push_str(&format!("SetEnv {name}={value}\n"));
+        }
+        std::fs::write(&server_config, server_text).expect("write sshd_config");
         let config = dir.join("ssh_config");
         std::fs::write(&config, client_config_text(&dir, port, &user)).expect("write ssh_config");
         let mut sshd = Sshd {
