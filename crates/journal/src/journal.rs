@@ -1,7 +1,14 @@
 //! The journal itself: raw pane output with absolute offsets, bounded memory.
+//!
+//! The bytes live in chunks of at most 4 KiB, each behind an [`Arc`]: a chunk that is
+//! full never changes again, so a copy of the journal ([`Journal::snapshot_from`], or
+//! `clone`) shares them and costs a reference count per chunk, not a copy of the bytes.
+//! The owner of a pane's journal can therefore hand a snapshot to a reader under a short
+//! lock and let it scan, clean and copy with no lock held, while more output is appended.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::clean::{Cleaner, State};
 use crate::gap::{Gap, GapReason};
@@ -46,29 +53,52 @@ pub struct Read<'a> {
 /// takes one offset too. Offsets are never reused, so a position stays meaningful after
 /// older data is evicted: reading from before [`start`](Self::start) reports how much is
 /// gone instead of silently skipping it.
+///
+/// Cloning is cheap (one reference count per 4 KiB held), and
+/// [`snapshot_from`](Self::snapshot_from) is cheaper still; see the module docs.
 #[derive(Debug, Clone)]
 pub struct Journal {
     limits: Limits,
-    /// Raw bytes from `start` to `end`, without the gap offsets.
-    bytes: VecDeque<u8>,
-    start: u64,
+    /// Consecutive runs of offsets, oldest first; never empty. `chunks[0]` starts at
+    /// [`Journal::start`], the last one is the open chunk appends go to. Eviction drops
+    /// whole chunks, and a reader that starts anywhere restores the cleaner state saved
+    /// at the start of its chunk, so it knows whether it starts inside an escape sequence
+    /// without cleaning everything from the beginning.
+    chunks: VecDeque<Chunk>,
     end: u64,
-    /// Gaps at offsets `>= start`, ascending.
-    gaps: VecDeque<Gap>,
-    /// Where each chunk starts, with the cleaner's state there; `checkpoints[0]` is at
-    /// `start`. Eviction drops whole chunks, and a reader that starts anywhere restores
-    /// the nearest checkpoint before it, so it knows whether it starts inside an escape
-    /// sequence without cleaning everything from the beginning.
-    checkpoints: VecDeque<Checkpoint>,
     chunk_len: u64,
-    /// The cleaner's state at `end`, kept up to date for the next checkpoint.
+    /// The cleaner's state at `end`, kept up to date for the next chunk's start.
     cleaner: Cleaner,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Checkpoint {
+/// A run of consecutive offsets: bytes, then at most one gap, which closes the chunk.
+#[derive(Debug, Clone)]
+struct Chunk {
+    /// The offset of the first byte (or of the gap, when there is no byte).
     offset: u64,
+    /// The cleaner's state at `offset`.
     state: State,
+    /// Shared with snapshots. Only the open chunk grows; it is copied first when a
+    /// snapshot still holds it (at most 4 KiB).
+    bytes: Arc<Vec<u8>>,
+    /// A gap at `offset + bytes.len()`.
+    gap: Option<Gap>,
+}
+
+impl Chunk {
+    fn new(offset: u64, state: State, capacity: usize) -> Self {
+        Chunk {
+            offset,
+            state,
+            bytes: Arc::new(Vec::with_capacity(capacity)),
+            gap: None,
+        }
+    }
+
+    /// The offset after the last byte (where the gap is, if there is one).
+    fn bytes_end(&self) -> u64 {
+        self.offset + self.bytes.len() as u64
+    }
 }
 
 /// One step of [`Journal::pieces`].
@@ -81,17 +111,12 @@ pub(crate) enum Piece<'a> {
 impl Journal {
     /// An empty journal.
     pub fn new(limits: Limits) -> Self {
+        let chunk_len = chunk_len(limits);
         Journal {
             limits,
-            bytes: VecDeque::new(),
-            start: 0,
+            chunks: VecDeque::from([Chunk::new(0, State::default(), chunk_len as usize)]),
             end: 0,
-            gaps: VecDeque::new(),
-            checkpoints: VecDeque::from([Checkpoint {
-                offset: 0,
-                state: State::default(),
-            }]),
-            chunk_len: chunk_len(limits),
+            chunk_len,
             cleaner: Cleaner::new(),
         }
     }
@@ -107,10 +132,12 @@ impl Journal {
         while !rest.is_empty() {
             let room = self.chunk_room();
             let (now, later) = rest.split_at(rest.len().min(room));
-            self.bytes.extend(now);
+            self.open_bytes().extend_from_slice(now);
             self.cleaner.feed(now, |_| {});
             self.end += now.len() as u64;
-            self.close_full_chunk();
+            if self.chunk_room() == 0 {
+                self.open_chunk();
+            }
             rest = later;
         }
         self.evict();
@@ -120,21 +147,19 @@ impl Journal {
     /// reads and scans that cross it report it. Consecutive gaps with no output between
     /// them are merged into the first.
     pub fn record_gap(&mut self, reason: GapReason) {
-        if self
-            .gaps
-            .back()
-            .is_some_and(|gap| gap.offset + 1 == self.end)
-        {
+        let previous = self.chunks.len().checked_sub(2).map(|i| &self.chunks[i]);
+        let open_is_empty = self.chunks.back().is_some_and(|c| c.bytes.is_empty());
+        if open_is_empty && previous.is_some_and(|c| c.gap.is_some()) {
             return;
         }
-        self.gaps.push_back(Gap {
-            offset: self.end,
-            reason,
-        });
+        let offset = self.end;
+        if let Some(open) = self.chunks.back_mut() {
+            open.gap = Some(Gap { offset, reason });
+        }
         self.end += 1;
         // Text after a gap is unrelated to text before it: a fresh cleaner starts here.
         self.cleaner = Cleaner::starting_at(self.end);
-        self.push_checkpoint();
+        self.open_chunk();
         self.evict();
     }
 
@@ -145,14 +170,32 @@ impl Journal {
 
     /// The lowest offset still held; everything before it was evicted.
     pub fn start(&self) -> u64 {
-        self.start
+        self.chunks.front().map_or(self.end, |chunk| chunk.offset)
+    }
+
+    /// A copy of the journal that holds only what is needed to read from `from` on: the
+    /// chunk containing `from` and every later one, shared rather than copied. The
+    /// snapshot's [`start`](Self::start) is the start of that chunk, so reading it from
+    /// an earlier offset reports the bytes before as lost; read it from `from` or later.
+    ///
+    /// This is how a reader gets at a journal that another thread keeps appending to:
+    /// take the snapshot under the lock, then scan or copy it with no lock held.
+    pub fn snapshot_from(&self, from: u64) -> Journal {
+        let first = self.chunk_index(from);
+        Journal {
+            limits: self.limits,
+            chunks: self.chunks.range(first..).cloned().collect(),
+            end: self.end,
+            chunk_len: self.chunk_len,
+            cleaner: self.cleaner.clone(),
+        }
     }
 
     /// Everything held from `from` to the end. A `from` after the end reads nothing.
     pub fn read_from(&self, from: u64) -> Read<'_> {
         let from = from.min(self.end);
-        let evicted = self.start.saturating_sub(from);
-        let from = from.max(self.start);
+        let evicted = self.start().saturating_sub(from);
+        let from = from.max(self.start());
         let gaps: Vec<Gap> = self.gaps_from(from).cloned().collect();
         Read {
             lost: evicted + gaps.len() as u64,
@@ -164,115 +207,110 @@ impl Journal {
 
     /// Gaps at or after `from`, oldest first.
     pub(crate) fn gaps_from(&self, from: u64) -> impl Iterator<Item = &Gap> {
-        let first = self.gaps.partition_point(|gap| gap.offset < from);
-        self.gaps.range(first..)
+        let first = self.chunk_index(from);
+        self.chunks
+            .range(first..)
+            .filter_map(|chunk| chunk.gap.as_ref())
+            .filter(move |gap| gap.offset >= from)
     }
 
     /// The bytes and gaps held from `from` to `to`, in order, in slices of at most
     /// 4 KiB.
     pub(crate) fn pieces(&self, from: u64, to: u64) -> impl Iterator<Item = Piece<'_>> {
-        let mut at = from.clamp(self.start, self.end);
+        let mut at = from.clamp(self.start(), self.end);
         let to = to.min(self.end);
-        let mut gaps = self.gaps_from(at).peekable();
+        let mut index = self.chunk_index(at);
         std::iter::from_fn(move || {
-            if at >= to {
-                return None;
+            while at < to {
+                let chunk = self.chunks.get(index)?;
+                if at < chunk.bytes_end() {
+                    let low = (at - chunk.offset) as usize;
+                    let high = (chunk.bytes_end().min(to) - chunk.offset) as usize;
+                    let high = high.min(low + PIECE_MAX);
+                    at += (high - low) as u64;
+                    return Some(Piece::Bytes(&chunk.bytes[low..high]));
+                }
+                index += 1;
+                if let Some(gap) = chunk.gap.as_ref().filter(|gap| gap.offset == at) {
+                    at += 1;
+                    return Some(Piece::Gap(gap));
+                }
             }
-            if let Some(gap) = gaps.next_if(|gap| gap.offset == at) {
-                at += 1;
-                return Some(Piece::Gap(gap));
-            }
-            let limit = gaps.peek().map_or(to, |gap| gap.offset.min(to));
-            let slice = self.contiguous_from(at);
-            let len = slice.len().min((limit - at) as usize).min(PIECE_MAX);
-            at += len as u64;
-            Some(Piece::Bytes(&slice[..len]))
+            None
         })
     }
 
     /// A cleaner in the state it was in just before `offset` (clamped to what is held).
     pub(crate) fn cleaner_at(&self, offset: u64) -> Cleaner {
-        let offset = offset.clamp(self.start, self.end);
-        let index = self
-            .checkpoints
-            .partition_point(|point| point.offset <= offset)
-            - 1;
-        let checkpoint = self.checkpoints[index];
-        let mut cleaner = Cleaner::from_state(checkpoint.state);
-        // A gap always starts a chunk, so there is none between the checkpoint and offset.
-        for piece in self.pieces(checkpoint.offset, offset) {
-            if let Piece::Bytes(bytes) = piece {
-                cleaner.feed(bytes, |_| {});
-            }
-        }
+        let offset = offset.clamp(self.start(), self.end);
+        let chunk = &self.chunks[self.chunk_index(offset)];
+        let mut cleaner = Cleaner::from_state(chunk.state);
+        // A gap always ends a chunk, so there is none between the chunk's start and
+        // offset.
+        let upto = ((offset - chunk.offset) as usize).min(chunk.bytes.len());
+        cleaner.feed(&chunk.bytes[..upto], |_| {});
         cleaner
-    }
-
-    /// The held bytes from `offset` up to the end of the ring buffer's slice it is in.
-    fn contiguous_from(&self, offset: u64) -> &[u8] {
-        let (first, second) = self.bytes.as_slices();
-        let index = self.byte_index(offset);
-        match first.get(index..) {
-            Some(rest) if !rest.is_empty() => rest,
-            _ => &second[index - first.len()..],
-        }
     }
 
     /// The raw bytes held between two offsets (both clamped to what is held).
     pub(crate) fn bytes_between(&self, from: u64, to: u64) -> Cow<'_, [u8]> {
-        let (first, second) = self.bytes.as_slices();
-        let range = self.byte_index(from)..self.byte_index(to);
-        if range.end <= first.len() {
-            Cow::Borrowed(&first[range])
-        } else if range.start >= first.len() {
-            Cow::Borrowed(&second[range.start - first.len()..range.end - first.len()])
-        } else {
-            Cow::Owned([&first[range.start..], &second[..range.end - first.len()]].concat())
-        }
-    }
-
-    /// Index into `bytes` of the first byte at or after `offset`.
-    fn byte_index(&self, offset: u64) -> usize {
-        let offset = offset.clamp(self.start, self.end);
-        let gaps_before = self.gaps.partition_point(|gap| gap.offset < offset) as u64;
-        (offset - self.start - gaps_before) as usize
-    }
-
-    /// How many more offsets fit into the current chunk.
-    fn chunk_room(&self) -> usize {
-        let current = self
-            .checkpoints
-            .back()
-            .map_or(self.start, |point| point.offset);
-        (self.chunk_len - (self.end - current)) as usize
-    }
-
-    fn close_full_chunk(&mut self) {
-        if self.chunk_room() == 0 {
-            self.push_checkpoint();
-        }
-    }
-
-    fn push_checkpoint(&mut self) {
-        let point = Checkpoint {
-            offset: self.end,
-            state: self.cleaner.state(),
+        let mut slices = self.pieces(from, to).filter_map(|piece| match piece {
+            Piece::Bytes(bytes) => Some(bytes),
+            Piece::Gap(_) => None,
+        });
+        let Some(first) = slices.next() else {
+            return Cow::Borrowed(&[]);
         };
-        self.checkpoints.push_back(point);
+        let Some(second) = slices.next() else {
+            return Cow::Borrowed(first);
+        };
+        let mut owned = Vec::with_capacity((to.saturating_sub(from)) as usize);
+        owned.extend_from_slice(first);
+        owned.extend_from_slice(second);
+        slices.for_each(|slice| owned.extend_from_slice(slice));
+        Cow::Owned(owned)
+    }
+
+    /// The index of the chunk holding `offset` (clamped to what is held); the open chunk
+    /// for the end.
+    fn chunk_index(&self, offset: u64) -> usize {
+        self.chunks
+            .partition_point(|chunk| chunk.offset <= offset)
+            .saturating_sub(1)
+    }
+
+    /// How many more offsets fit into the open chunk.
+    fn chunk_room(&self) -> usize {
+        let open = self.chunks.back().map_or(self.end, |chunk| chunk.offset);
+        (self.chunk_len - (self.end - open)) as usize
+    }
+
+    /// The open chunk's bytes, copied first if a snapshot shares them.
+    fn open_bytes(&mut self) -> &mut Vec<u8> {
+        let capacity = self.chunk_len as usize;
+        let open = self
+            .chunks
+            .back_mut()
+            .expect("a journal always has a chunk");
+        if Arc::get_mut(&mut open.bytes).is_none() {
+            let mut copy = Vec::with_capacity(capacity);
+            copy.extend_from_slice(&open.bytes);
+            open.bytes = Arc::new(copy);
+        }
+        Arc::get_mut(&mut open.bytes).expect("the bytes were just made unique")
+    }
+
+    /// Closes the open chunk and starts a new one at the end.
+    fn open_chunk(&mut self) {
+        let chunk = Chunk::new(self.end, self.cleaner.state(), self.chunk_len as usize);
+        self.chunks.push_back(chunk);
     }
 
     /// Drops whole chunks, oldest first, until at most `max_bytes` offsets are held.
     fn evict(&mut self) {
         let max = self.limits.max_bytes as u64;
-        while self.checkpoints.len() >= 2 && self.end - self.start > max {
-            self.checkpoints.pop_front();
-            let new_start = self.checkpoints[0].offset;
-            let dropped = self.byte_index(new_start);
-            self.bytes.drain(..dropped);
-            while self.gaps.front().is_some_and(|gap| gap.offset < new_start) {
-                self.gaps.pop_front();
-            }
-            self.start = new_start;
+        while self.chunks.len() >= 2 && self.end - self.start() > max {
+            self.chunks.pop_front();
         }
     }
 }
@@ -319,7 +357,8 @@ mod tests {
         }
         assert_eq!(j.end(), 500);
         assert!(j.end() - j.start() <= 100, "held {}", j.end() - j.start());
-        assert!(j.bytes.len() <= 100);
+        let held: usize = j.chunks.iter().map(|chunk| chunk.bytes.len()).sum();
+        assert!(held <= 100);
         let read = j.read_from(0);
         assert_eq!(read.lost, j.start());
         assert_eq!(read.bytes.len() as u64, j.end() - j.start());
@@ -410,6 +449,75 @@ mod tests {
             }
         }
         assert_eq!(text, "ok");
+    }
+
+    #[test]
+    fn snapshot_is_unchanged_by_later_appends_and_gaps() {
+        let mut j = journal(64);
+        j.append(b"0123456789");
+        let snapshot = j.clone();
+        j.append(b"abc");
+        j.record_gap(GapReason::Paused);
+        assert_eq!(&*snapshot.read_from(0).bytes, b"0123456789");
+        assert_eq!((snapshot.end(), snapshot.read_from(0).lost), (10, 0));
+        assert_eq!(&*j.read_from(0).bytes, b"0123456789abc");
+        assert_eq!(j.read_from(0).lost, 1);
+    }
+
+    #[test]
+    fn full_chunks_are_shared_not_copied() {
+        let mut j = journal(1 << 20);
+        j.append(&[b'x'; 10_000]);
+        let snapshot = j.snapshot_from(0);
+        let shared = j
+            .chunks
+            .iter()
+            .zip(&snapshot.chunks)
+            .filter(|(a, b)| Arc::ptr_eq(&a.bytes, &b.bytes))
+            .count();
+        assert_eq!(shared, j.chunks.len(), "every chunk is shared");
+        j.append(b"y");
+        // The open chunk was copied before it grew; the full ones stay shared.
+        assert!(!Arc::ptr_eq(
+            &j.chunks.back().unwrap().bytes,
+            &snapshot.chunks.back().unwrap().bytes
+        ));
+        assert!(Arc::ptr_eq(&j.chunks[0].bytes, &snapshot.chunks[0].bytes));
+        assert_eq!(snapshot.end(), 10_000);
+    }
+
+    #[test]
+    fn snapshot_from_holds_only_the_chunks_it_needs() {
+        let mut j = journal(1 << 20);
+        for _ in 0..100 {
+            j.append(
+                b"0123456789
+",
+            );
+        }
+        let from = j.end() - 20;
+        let snapshot = j.snapshot_from(from);
+        assert!(
+            snapshot.chunks.len() <= 2,
+            "{} chunks",
+            snapshot.chunks.len()
+        );
+        assert!(snapshot.start() <= from);
+        assert_eq!(snapshot.read_from(from), j.read_from(from));
+        assert_eq!(snapshot.lines(from), j.lines(from));
+        // Before its start, a snapshot reports the missing offsets as lost.
+        assert_eq!(snapshot.read_from(0).lost, snapshot.start());
+    }
+
+    #[test]
+    fn snapshot_after_eviction_reports_the_loss() {
+        let mut j = journal(32);
+        for _ in 0..10 {
+            j.append(b"0123456789");
+        }
+        let snapshot = j.snapshot_from(0);
+        assert_eq!(snapshot.start(), j.start());
+        assert_eq!(snapshot.read_from(0).lost, j.start());
     }
 
     #[test]

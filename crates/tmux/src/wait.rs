@@ -162,9 +162,12 @@ impl Engine {
         let mut scan = EchoScan::new(pattern, baseline, earlier);
         let deadline = started + spec.timeout;
         loop {
-            // Typed text is read first: the pane table's lock is not re-entrant.
             let typed_now = self.shared.panes.typed(pane);
-            let step = self.read_journal(pane, |journal| scan.step(journal, &typed_now));
+            // The scan runs on a snapshot, with no lock held: the pane's
+            // reader goes on appending meanwhile.
+            let from = scan.position();
+            let step = (self.shared.panes)
+                .with_journal_from(pane, from, |journal| scan.step(journal, &typed_now));
             match step {
                 Step::Found(m) => {
                     let n = spec.patterns.len();
@@ -451,7 +454,8 @@ impl Engine {
         let Some(from) = recent.iter().map(|t| t.offset).min() else {
             return Vec::new();
         };
-        let mut lines = self.read_journal(pane, |journal| journal.lines(from).lines);
+        let mut lines =
+            (self.shared.panes).with_journal_from(pane, from, |journal| journal.lines(from).lines);
         lines.retain(|line| line.end <= baseline);
         echo::unechoed(&recent, &lines)
             .into_iter()
@@ -546,6 +550,9 @@ struct EchoScan {
     consumed: Vec<(String, Echo)>,
     /// Bytes lost between the baseline and the scan position.
     lost: u64,
+    /// Where the scanner goes on: a snapshot of the journal from here on is
+    /// all the next step reads.
+    position: u64,
 }
 
 impl EchoScan {
@@ -558,13 +565,20 @@ impl EchoScan {
             fixed,
             consumed: Vec::new(),
             lost: 0,
+            position: baseline,
         }
+    }
+
+    /// The offset the next step starts reading at.
+    fn position(&self) -> u64 {
+        self.position
     }
 
     /// Scans what arrived; returns a real match, a loss, or `Pending`.
     fn step(&mut self, journal: &Journal, typed: &[Typed]) -> Step {
         loop {
             let scan = self.scanner.scan(journal);
+            self.position = scan.scanned_to;
             self.lost = self.lost.max(scan.lost);
             let Some(found) = scan.found else {
                 return if scan.lost > 0 {
@@ -580,12 +594,19 @@ impl EchoScan {
             if found.line_complete {
                 self.consume(candidate, kind);
                 self.resume = found.line_end;
-                self.scanner = Scanner::new(self.pattern.clone(), self.resume);
+                self.restart();
             } else {
-                self.scanner = Scanner::new(self.pattern.clone(), self.resume);
+                // `resume` may be before the snapshot's start: the next step
+                // takes a snapshot from there.
+                self.restart();
                 return Step::Pending;
             }
         }
+    }
+
+    fn restart(&mut self) {
+        self.scanner = Scanner::new(self.pattern.clone(), self.resume);
+        self.position = self.resume;
     }
 
     fn echo_candidate(&self, found: &Match, typed: &[Typed]) -> Option<(String, Echo)> {

@@ -300,6 +300,53 @@ proptest! {
     }
 
     #[test]
+    fn snapshots_answer_like_the_journal(
+        bytes in terminal_bytes(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..8),
+        gap_after in proptest::option::of(0usize..8),
+        max_bytes in 1usize..256,
+        from in any::<usize>(),
+        pattern in pattern(),
+    ) {
+        let journal = journal_from(&split(&bytes, &cuts), Limits { max_bytes }, gap_after);
+        let from = from as u64 % (journal.end() + 1);
+        let snapshot = journal.snapshot_from(from);
+        prop_assert_eq!(snapshot.find(from, &pattern), journal.find(from, &pattern));
+        prop_assert_eq!(snapshot.lines(from), journal.lines(from));
+        prop_assert_eq!(snapshot.read_from(from), journal.read_from(from));
+    }
+
+    #[test]
+    fn scanner_fed_snapshots_from_its_position_equals_a_fresh_find(
+        bytes in terminal_bytes(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..8),
+        gap_after in proptest::option::of(0usize..8),
+        max_bytes in prop_oneof![Just(1usize << 20), 16usize..128],
+        pattern in pattern(),
+    ) {
+        // What a wait does: after each append, scan a snapshot taken from where the
+        // scanner got to, never the journal itself. It must see exactly what a scanner
+        // of the journal sees, eviction and gaps included.
+        let mut journal = Journal::new(Limits { max_bytes });
+        let mut direct = Scanner::new(pattern.clone(), 0);
+        let mut scanner = Scanner::new(pattern, 0);
+        let mut position = 0;
+        for (index, piece) in split(&bytes, &cuts).iter().enumerate() {
+            journal.append(piece);
+            if gap_after == Some(index) {
+                journal.record_gap(GapReason::Paused);
+            }
+            let expected = direct.scan(&journal);
+            let incremental = scanner.scan(&journal.snapshot_from(position));
+            position = incremental.scanned_to;
+            prop_assert_eq!(&incremental, &expected);
+            if incremental.found.is_some() {
+                break;
+            }
+        }
+    }
+
+    #[test]
     fn eviction_is_never_silent(
         bytes in terminal_bytes(),
         cuts in proptest::collection::vec(any::<usize>(), 0..8),
