@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use termpilot_control::{Command, PaneId};
 use termpilot_journal::{Journal, Match, Needle, Pattern, Scanner};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::cursor::Cursor;
@@ -17,6 +18,9 @@ use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::tmux_format;
 use crate::ops::without_wrappers;
+use screen::{SWITCH_MAX, switches_screen};
+
+mod screen;
 
 /// Lines of output kept in a wait's `tail`.
 const TAIL_LINES: usize = 5;
@@ -120,6 +124,19 @@ pub(crate) struct PaneFacts {
     pub(crate) pid: Option<u32>,
 }
 
+/// What the probe at the start of a wait saw.
+struct Probe {
+    /// The journal end when the probe's reply arrived.
+    cursor: u64,
+    dead: bool,
+    alternate_screen: bool,
+    in_mode: bool,
+}
+
+/// How much output after the probe [`Engine::facts_since`] looks through
+/// for screen switches; after more, the report asks tmux.
+const FACTS_WINDOW: u64 = 64 * 1024;
+
 /// Where a scan left off.
 enum Step {
     Found(Match),
@@ -143,7 +160,10 @@ impl Engine {
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
         let epoch = self.epoch();
-        let (now, dead) = self.sync_pane_state(pane).await?;
+        // Taken before the probe: any change after it voids the probe's facts.
+        let changes = self.panes_changed();
+        let probe = self.probe_pane(pane).await?;
+        let (now, dead) = (probe.cursor, probe.dead);
         let baseline = since.unwrap_or(now).min(now);
         let typed = self.shared.panes.typed(pane);
         if spec.include_screen
@@ -178,15 +198,18 @@ impl Engine {
                         on_screen: false,
                     };
                     let lost = scan.lost;
+                    let known = self.facts_since(pane, &probe, &changes);
+                    let outcome = kind(m.pattern, n);
+                    let found = Some(found);
                     return self
-                        .report(
+                        .report_with(
                             pane,
-                            kind(m.pattern, n),
-                            Some(found),
-                            baseline,
-                            m.line_end,
+                            outcome,
+                            found,
+                            (baseline, m.line_end),
                             lost,
                             started,
+                            known,
                         )
                         .await;
                 }
@@ -297,19 +320,59 @@ impl Engine {
     /// [`Engine::sync_pane`], also saying whether the pane is dead (its
     /// program exited and `remain-on-exit` keeps it).
     async fn sync_pane_state(&self, pane: PaneId) -> Result<(u64, bool)> {
+        let probe = self.probe_pane(pane).await?;
+        Ok((probe.cursor, probe.dead))
+    }
+
+    /// [`Engine::sync_pane`], with the pane's state at that moment.
+    async fn probe_pane(&self, pane: PaneId) -> Result<Probe> {
         let client = self.client_for_pane(pane).await?;
         let probe = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
-            .arg(PaneState::FORMAT);
+            .arg(PaneProbe::FORMAT);
         let answer = client.call(call(probe, Some(pane))?).await?;
         let cursor = answer.cursor.unwrap_or_default();
         let reply = ok_reply(answer).map_err(|e| not_found_pane(e, &pane.to_string()))?;
-        let state = PaneState::parse_first("display-message", &reply)?;
+        let state = PaneProbe::parse_first("display-message", &reply)?;
         if state.id != Some(pane) {
             return Err(not_found(pane));
         }
-        Ok((cursor, state.dead))
+        Ok(Probe {
+            cursor,
+            dead: state.dead,
+            alternate_screen: state.alternate_screen,
+            in_mode: state.in_mode,
+        })
+    }
+
+    /// The screen facts of `probe`, if nothing since can have changed them:
+    /// tmux reported no pane, window or mode change (`changes`, subscribed
+    /// before the probe), and the pane's output after the probe neither
+    /// switches screens nor was lost. Spares a wait's report the round trip
+    /// that asks tmux again, which under load costs as much as the wake-up.
+    fn facts_since(
+        &self,
+        pane: PaneId,
+        probe: &Probe,
+        changes: &watch::Receiver<u64>,
+    ) -> Option<PaneFacts> {
+        if changes.has_changed().unwrap_or(true) {
+            return None;
+        }
+        // A switch whose sequence began before the probe took effect after it.
+        let from = probe.cursor.saturating_sub(SWITCH_MAX as u64);
+        let unchanged = (self.shared.panes).with_journal_from(pane, from, |journal| {
+            let read = journal.read_from(from);
+            let short = journal.end() - from <= FACTS_WINDOW;
+            short && read.lost == 0 && !switches_screen(&read.bytes)
+        });
+        unchanged.then(|| PaneFacts {
+            exists: true,
+            alternate_screen: probe.alternate_screen,
+            in_mode: probe.in_mode,
+            ..PaneFacts::default()
+        })
     }
 
     pub(crate) async fn pane_facts(&self, pane: PaneId) -> Result<PaneFacts> {
@@ -384,9 +447,30 @@ impl Engine {
         lost_bytes: u64,
         started: Instant,
     ) -> Result<WaitReport> {
-        let facts = match outcome {
-            Outcome::PaneExited | Outcome::ServerExited | Outcome::HostLost => PaneFacts::default(),
-            _ => self.pane_facts(pane).await.unwrap_or_default(),
+        let span = (baseline, cursor);
+        self.report_with(pane, outcome, found, span, lost_bytes, started, None)
+            .await
+    }
+
+    /// [`Engine::report`] for a `(baseline, cursor)` span, asking tmux for
+    /// the pane's facts unless they are `known`.
+    #[allow(clippy::too_many_arguments)]
+    async fn report_with(
+        &self,
+        pane: PaneId,
+        outcome: Outcome,
+        found: Option<Found>,
+        (baseline, cursor): (u64, u64),
+        lost_bytes: u64,
+        started: Instant,
+        known: Option<PaneFacts>,
+    ) -> Result<WaitReport> {
+        let facts = match (outcome, known) {
+            (Outcome::PaneExited | Outcome::ServerExited | Outcome::HostLost, _) => {
+                PaneFacts::default()
+            }
+            (_, Some(known)) => known,
+            (_, None) => self.pane_facts(pane).await.unwrap_or_default(),
         };
         // A full-screen program draws with cursor movement, which a line
         // view of its output turns into a jumble: show its screen instead.
@@ -470,10 +554,12 @@ fn not_found(pane: PaneId) -> Error {
 
 tmux_format! {
     /// Whether a pane is there (display-message falls back to another pane
-    /// for some targets) and dead.
-    struct PaneState {
+    /// for some targets), dead, and what its screen shows.
+    struct PaneProbe {
         id: Option<PaneId> = "pane_id",
         dead: bool = "pane_dead",
+        alternate_screen: bool = "alternate_on",
+        in_mode: bool = "pane_in_mode",
     }
 }
 

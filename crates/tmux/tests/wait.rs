@@ -346,3 +346,46 @@ async fn a_full_screen_program_gets_its_screen_as_the_tail() {
     assert!(report.alternate_screen);
     assert_eq!(report.tail, ["SCREEN-TOP", "", "", "", "SCREEN-ROW5"]);
 }
+
+#[tokio::test]
+async fn the_report_sees_copy_mode_entered_during_the_wait() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    let cursor = engine
+        .send_input(pane, &line("sleep 1; echo MODE''-MARK"))
+        .await
+        .unwrap();
+    let spec = wait_for("MODE-MARK", Some(cursor), LIMIT);
+    let waiting = engine.wait_for_text(pane, &spec);
+    let enter_copy_mode = async {
+        // The wait has read the pane's state by now; the marker comes later.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let output = tmux.tmux(&["copy-mode", "-t", "%0"]);
+        assert!(output.status.success(), "{output:?}");
+    };
+    let (report, ()) = tokio::join!(waiting, enter_copy_mode);
+    let report = report.unwrap();
+    assert_eq!(report.outcome, Outcome::Matched);
+    assert!(
+        report.in_mode,
+        "the report must not keep the state from the start"
+    );
+    assert!(!report.alternate_screen);
+}
+
+#[tokio::test]
+async fn the_report_sees_a_switch_to_the_alternate_screen_during_the_wait() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    let draw = "sleep 0.5; printf '\\033[?1049hALT''-MARK\\n'; sleep 30";
+    let cursor = engine.send_input(pane, &line(draw)).await.unwrap();
+    let report = engine
+        .wait_for_text(pane, &wait_for("ALT-MARK", Some(cursor), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::Matched);
+    assert!(report.alternate_screen);
+    assert!(!report.in_mode);
+}

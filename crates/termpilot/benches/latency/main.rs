@@ -1,6 +1,6 @@
 //! `cargo bench -p termpilot --bench latency`: what one persistent control-mode
 //! connection buys over a `tmux` process per call, measured in one run on a
-//! private tmux server (socket `tp-bench-<pid>`; part 5 also uses
+//! private tmux server (socket `tp-bench-<pid>`; parts 5 and 8 also use
 //! `tp-bench-<pid>-plain`; both killed at the end).
 //!
 //! 1. A command round trip through the engine vs the same command as a
@@ -18,6 +18,11 @@
 //!    `send_keys` calls.
 //! 7. How long after a `read -s` prompt a wait returns `awaiting_input`,
 //!    and a flood followed with the detection on and off.
+//! 8. A quiet pane while 20 other panes flood: its wait wake-up lag and the
+//!    latency of `send_keys` and `capture_pane` to it, against the same
+//!    with no flood.
+//!
+//! Numbers given after `--` run only those parts (`-- 4 8`).
 //!
 //! Every pane runs plain `bash --norc --noprofile` (a `tmux.conf` in a
 //! private temporary directory), so the user's startup files slow nothing.
@@ -27,11 +32,13 @@
 #![allow(clippy::print_stdout)]
 
 mod awaiting_lag;
+mod bare_client;
 mod batch_cost;
 mod flood;
 mod hosts;
 mod http_client;
 mod mcp_client;
+mod neighbour_flood;
 mod report;
 mod server;
 mod stats;
@@ -97,28 +104,65 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs parts 1 to 6 in order, adding each section to `report`.
+/// Runs the parts in order, adding each section to `report`; with part
+/// numbers on the command line, only those.
 fn measure(
     report: &mut Report,
     server: &PrivateServer,
     plain: &PrivateServer,
 ) -> anyhow::Result<()> {
-    report.push(round_trips(server)?);
-    report.push(mcp_calls(server)?);
-    // Before the sessions of parts 4-6 exist: termpilot's start-up time grows
+    let chosen = chosen_parts()?;
+    let wanted = |part: u8| chosen.is_empty() || chosen.contains(&part);
+    if wanted(1) {
+        report.push(round_trips(server)?);
+    }
+    if wanted(2) {
+        report.push(mcp_calls(server)?);
+    }
+    // Before the sessions of parts 4-8 exist: termpilot's start-up time grows
     // with the number of sessions it finds.
-    report.push(startup(server)?);
+    if wanted(3) {
+        report.push(startup(server)?);
+    }
     // Part 3 leaves the server killed and restarted by termpilot; the
     // sessions that follow are created anew either way.
     if !server.is_running() {
         server.launch()?;
     }
-    report.push(wake_lag::wake_lag(server)?);
-    report.push(flood::flood(server, plain)?);
-    report.push(batch_cost::batch_cost(server)?);
-    report.push(awaiting_lag::awaiting_lag(server)?);
-    report.push(hosts::hosts(server)?);
+    if wanted(4) {
+        report.push(wake_lag::wake_lag(server)?);
+    }
+    if wanted(5) {
+        report.push(flood::flood(server, plain)?);
+    }
+    if wanted(6) {
+        report.push(batch_cost::batch_cost(server)?);
+    }
+    if wanted(7) {
+        report.push(awaiting_lag::awaiting_lag(server)?);
+    }
+    if wanted(8) {
+        report.push(neighbour_flood::neighbour_flood(server, plain)?);
+    }
+    if wanted(9) {
+        report.push(hosts::hosts(server)?);
+    }
     Ok(())
+}
+
+/// The part numbers given on the command line (`cargo bench` adds `--bench`,
+/// which is not one).
+fn chosen_parts() -> anyhow::Result<Vec<u8>> {
+    std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .map(|arg| {
+            arg.parse()
+                .ok()
+                .filter(|part| (1..=8).contains(part))
+                .with_context(|| format!("{arg:?} is not a part number (1 to 8)"))
+        })
+        .collect()
 }
 
 /// The facts a reader needs to compare runs across machines.

@@ -102,6 +102,16 @@ impl McpClient {
         Ok(result)
     }
 
+    /// Sends a request without waiting for its answer, which later reads
+    /// skip; returns its id.
+    pub async fn start_request(&mut self, method: &str, params: Value) -> anyhow::Result<u64> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.send(&message).await?;
+        Ok(id)
+    }
+
     /// Sends a request and returns the `result` of its answer.
     pub async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
         self.request_within(method, params, ANSWER_TIMEOUT).await

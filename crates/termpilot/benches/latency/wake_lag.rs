@@ -18,12 +18,19 @@ const LAG_WARMUP: usize = 3;
 /// Bounds every wait, so a missed marker fails the run instead of stalling it.
 const WAIT_TIMEOUT_S: u64 = 5;
 
-/// The sleep makes the print happen well after the wait is registered, so
-/// what is measured is the wake-up, not a scan of text already there. The
-/// timestamp is bash's own `EPOCHREALTIME`, read in the same process just
-/// before the builtin `printf` writes the line: no `date` start-up in between.
-/// The echoed command line shows `WAKE-%s`, which the pattern cannot match.
-const MARKER_COMMAND: &str = r#"sleep 0.05; printf 'WAKE-%s\n' "${EPOCHREALTIME//[!0-9]/}""#;
+/// How long the marker command sleeps before it prints: long enough that
+/// the print happens well after the wait is registered, so what is measured
+/// is the wake-up, not a scan of text already there.
+const MARKER_DELAY: Duration = Duration::from_millis(50);
+
+/// The command that prints the marker after `delay`. The timestamp is
+/// bash's own `EPOCHREALTIME`, read in the same process just before the
+/// builtin `printf` writes the line: no `date` start-up in between. The
+/// echoed command line shows `WAKE-%s`, which the pattern cannot match.
+pub fn marker_command(delay: Duration) -> String {
+    let seconds = delay.as_secs_f64();
+    format!(r#"sleep {seconds}; printf 'WAKE-%s\n' "${{EPOCHREALTIME//[!0-9]/}}""#)
+}
 
 pub fn wake_lag(server: &PrivateServer) -> anyhow::Result<Section> {
     let lag = client_runtime()?.block_on(measure(server))?;
@@ -52,7 +59,17 @@ async fn measure(server: &PrivateServer) -> anyhow::Result<Summary> {
 /// Types the marker command, waits for its line from the cursor `send_keys`
 /// returned, and returns arrival time minus the time the line was printed.
 pub(crate) async fn one_lag(client: &mut McpClient, pane: &str) -> anyhow::Result<Duration> {
-    let keys = json!({ "pane": pane, "text": MARKER_COMMAND, "enter": true });
+    one_lag_after(client, pane, MARKER_DELAY).await
+}
+
+/// [`one_lag`] with a marker printed `delay` after its command line arrives,
+/// for when calls take longer than usual to reach the pane.
+pub async fn one_lag_after(
+    client: &mut McpClient,
+    pane: &str,
+    delay: Duration,
+) -> anyhow::Result<Duration> {
+    let keys = json!({ "pane": pane, "text": marker_command(delay), "enter": true });
     let sent = client.call_tool("send_keys", keys).await?;
     let cursor = structured_str(&sent, "cursor")?;
     let wait = json!({
@@ -79,7 +96,7 @@ pub(crate) async fn one_lag(client: &mut McpClient, pane: &str) -> anyhow::Resul
 }
 
 /// The time since the epoch in a `WAKE-<microseconds>` marker.
-fn printed_at(matched: &str) -> anyhow::Result<Duration> {
+pub fn printed_at(matched: &str) -> anyhow::Result<Duration> {
     let digits = matched
         .strip_prefix("WAKE-")
         .with_context(|| format!("not a marker: {matched:?}"))?;
