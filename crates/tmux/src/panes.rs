@@ -189,16 +189,23 @@ impl Panes {
     }
 
     /// Runs `f` on a snapshot of the pane's journal that holds what is needed
-    /// to read from `from` on (see [`Journal::snapshot_from`]), with no lock
-    /// held. Cheaper than [`Panes::with_journal`] for a reader that keeps up.
+    /// to read from `from` on, with no lock held. Cheaper than
+    /// [`Panes::with_journal`] for a reader that keeps up.
     pub(crate) fn with_journal_from<R>(
         &self,
         pane: PaneId,
         from: u64,
         f: impl FnOnce(&Journal) -> R,
     ) -> R {
-        let snapshot = self.with_state(pane, |state| state.journal.snapshot_from(from));
-        f(&snapshot)
+        f(&self.snapshot_from(pane, from))
+    }
+
+    /// A snapshot of the pane's journal that holds what is needed to read
+    /// from `from` on (see [`Journal::snapshot_from`]). Taking it costs a
+    /// reference count per 4 KiB chunk from there: for a whole 8 MiB journal
+    /// 22 µs measured warm (0.1-0.25 ms cold), near the end under 2 µs.
+    pub(crate) fn snapshot_from(&self, pane: PaneId, from: u64) -> Journal {
+        self.with_state(pane, |state| state.journal.snapshot_from(from))
     }
 
     /// Remembers text typed into the pane at journal offset `offset`.

@@ -124,6 +124,37 @@ pub(crate) struct PaneFacts {
     pub(crate) pid: Option<u32>,
 }
 
+/// Above this many bytes to read, a scan step runs on tokio's blocking
+/// pool: scanning 8 MiB takes about 100 ms, which would keep a runtime
+/// thread from the control clients' readers (two threads in all, as
+/// `termpilot serve` runs).
+const INLINE_SCAN: u64 = 256 * 1024;
+
+/// Runs one step of `scan` on `journal`, off the runtime's threads when the
+/// step has much to read.
+async fn scan_step(
+    mut scan: EchoScan,
+    journal: Journal,
+    typed: Vec<Typed>,
+) -> Result<(EchoScan, Step)> {
+    if journal.end().saturating_sub(scan.position()) <= INLINE_SCAN {
+        let step = scan.step(&journal, &typed);
+        return Ok((scan, step));
+    }
+    let scanned = tokio::task::spawn_blocking(move || {
+        let step = scan.step(&journal, &typed);
+        (scan, step)
+    });
+    match scanned.await {
+        Ok(done) => Ok(done),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(Error::Disconnected {
+            command: "wait_for_text".into(),
+            reason: "the engine is shutting down".into(),
+        }),
+    }
+}
+
 /// What the probe at the start of a wait saw.
 struct Probe {
     /// The journal end when the probe's reply arrived.
@@ -185,9 +216,9 @@ impl Engine {
             let typed_now = self.shared.panes.typed(pane);
             // The scan runs on a snapshot, with no lock held: the pane's
             // reader goes on appending meanwhile.
-            let from = scan.position();
-            let step = (self.shared.panes)
-                .with_journal_from(pane, from, |journal| scan.step(journal, &typed_now));
+            let journal = self.shared.panes.snapshot_from(pane, scan.position());
+            let step;
+            (scan, step) = scan_step(scan, journal, typed_now).await?;
             match step {
                 Step::Found(m) => {
                     let n = spec.patterns.len();

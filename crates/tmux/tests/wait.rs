@@ -389,3 +389,25 @@ async fn the_report_sees_a_switch_to_the_alternate_screen_during_the_wait() {
     assert!(report.alternate_screen);
     assert!(!report.in_mode);
 }
+
+#[tokio::test]
+async fn a_wait_from_far_back_scans_megabytes_off_the_runtime_threads() {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = engine.resolve_pane("%0").await.unwrap();
+    // About 1.3 MB of output before the marker: the wait's first step reads
+    // more than it scans on a runtime thread.
+    let cursor = engine
+        .send_input(pane, &line("seq 1 200000; echo FAR''-MARK"))
+        .await
+        .unwrap();
+    support::wait_for_journal(&engine, pane, cursor, "FAR-MARK").await;
+    assert!(engine.journal_end(pane) - cursor > 1_000_000);
+    let report = engine
+        .wait_for_text(pane, &wait_for("FAR-MARK", Some(cursor), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::Matched);
+    assert_eq!(report.found.unwrap().line, "FAR-MARK");
+    assert_eq!(report.lost_bytes, 0);
+}
