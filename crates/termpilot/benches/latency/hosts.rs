@@ -1,4 +1,4 @@
-//! Part 8: the same MCP calls and waits on a host reached over ssh and on
+//! Part 9: the same MCP calls and waits on a host reached over ssh and on
 //! the local server, through one `termpilot serve --host ssh=ssh:ALIAS`, so
 //! their ratio is what the ssh transport adds.
 //!
@@ -29,7 +29,7 @@ use crate::wake_lag::one_lag;
 use crate::{MCP_CALLS, MCP_WARMUP, TERMPILOT, client_runtime, structured_str};
 
 const TITLE: &str =
-    "8. hosts: MCP calls and wait wake-up lag on an ssh host over loopback vs local";
+    "9. hosts: MCP calls and wait wake-up lag on an ssh host over loopback vs local";
 
 /// The name termpilot knows the ssh host by (`ssh/%3`).
 const HOST: &str = "ssh";
