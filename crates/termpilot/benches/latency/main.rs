@@ -21,9 +21,9 @@
 //! 8. A quiet pane while 20 other panes flood: its wait wake-up lag and the
 //!    latency of `send_keys` and `capture_pane` to it, against the same
 //!    with no flood.
-//!
 //! 9. On a host reached over ssh (a private sshd on 127.0.0.1) against the
 //!    local host in the same process: MCP call latency and wait wake-up lag.
+//!
 //! Numbers given after `--` run only those parts (`-- 4 8`).
 //!
 //! Every pane runs plain `bash --norc --noprofile` (a `tmux.conf` in a
