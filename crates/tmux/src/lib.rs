@@ -23,6 +23,8 @@
 //!   taken back, checked against their pane and tmux server.
 //! - [`hosts`]: the servers one termpilot drives, `local` and those given
 //!   with `--host`, each an engine connected on first use.
+//! - `procfs`: a pane's processes and terminal mode, read where the pane
+//!   runs (`/proc` here, or one dump taken on its host).
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
 //! - `shell`: the `run_command` driver (typing, following, the foreground
 //!   check); its sans-IO part (wrappers, markers, echo rules, wrapper hiding)
