@@ -302,3 +302,18 @@ def test_a_batch_stays_on_one_host(tp, far_sshd):
         assert "host" in result["steps"][0]["error"], result
 
     tp.run(body, extra_args=ssh_args(server))
+
+
+def test_channels_belong_to_their_host(tp, far_sshd):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        sent = await client.ok("signal_channel", {"channel": "tp-far-done", "host": "ssh"})
+        assert sent["outcome"] == "sent", sent
+        # The local server never saw that signal.
+        near = await client.ok("wait_for_channel", {"channel": "tp-far-done", "timeout_s": 0.5})
+        assert near["outcome"] == "timeout", near
+        far = await client.ok("wait_for_channel", {"channel": "tp-far-done", "host": "ssh", "timeout_s": 10})
+        assert far["outcome"] == "signalled", far
+
+    tp.run(body, extra_args=ssh_args(server))

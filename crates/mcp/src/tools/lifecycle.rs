@@ -89,7 +89,7 @@ pub(crate) struct CreateSession;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSessionParams {
-    /// The host to create it on: "local" (default) or a host given with --host.
+    /// Host (default local).
     #[schemars(length(min = 1, max = 64))]
     pub host: Option<String>,
     /// Unique name, kept exactly (default: tmux picks one). Refused: : . $ \ and control

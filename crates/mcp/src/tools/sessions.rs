@@ -17,7 +17,7 @@ pub(crate) struct ListSessions;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListSessionsParams {
-    /// Only this host's sessions ("local" or a host given with --host); default every host.
+    /// Only this host (default: all).
     #[schemars(length(min = 1, max = 64))]
     pub host: Option<String>,
 }
@@ -27,7 +27,7 @@ pub struct ListSessionsParams {
 pub struct SessionList {
     /// The sessions of the tmux servers.
     pub sessions: Vec<SessionEntry>,
-    /// Hosts that could not be reached, with why; their sessions are not listed.
+    /// Hosts that could not be reached, and why.
     pub unreachable: Vec<UnreachableHost>,
 }
 
@@ -36,14 +36,14 @@ pub struct SessionList {
 pub struct UnreachableHost {
     /// The host's name.
     pub host: String,
-    /// Why it could not be reached (ssh's own message, for an ssh host).
+    /// Why (ssh's own message for an ssh host).
     pub error: String,
 }
 
 /// One session.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionEntry {
-    /// The host it runs on: "local", or a host given with --host.
+    /// "local" or a --host name.
     pub host: String,
     /// Session id, e.g. "$0" ("build/$0" on host build).
     pub id: String,
@@ -129,8 +129,7 @@ pub(crate) struct ListPanes;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListPanesParams {
-    /// Only this host's panes ("local" or a host given with --host); default every host, or
-    /// the host `session` or `window` names.
+    /// Only this host (default: all, or that of `session`/`window`).
     #[schemars(length(min = 1, max = 64))]
     pub host: Option<String>,
     /// Only this session's panes (exact name or id).
@@ -146,14 +145,14 @@ pub struct ListPanesParams {
 pub struct PaneList {
     /// The panes, in host, session, window and pane order.
     pub panes: Vec<PaneEntry>,
-    /// Hosts that could not be reached, with why; their panes are not listed.
+    /// Hosts that could not be reached, and why.
     pub unreachable: Vec<UnreachableHost>,
 }
 
 /// One pane.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PaneEntry {
-    /// The host it runs on: "local", or a host given with --host.
+    /// "local" or a --host name.
     pub host: String,
     /// Pane id, e.g. "%3" ("build/%3" on host build): the stable way to address the pane.
     pub id: String,

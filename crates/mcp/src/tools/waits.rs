@@ -375,6 +375,9 @@ pub struct WaitForChannelParams {
     /// Channel name (tmux wait-for -S NAME).
     #[schemars(length(min = 1, max = 128))]
     pub channel: String,
+    /// Host (default local).
+    #[schemars(length(min = 1, max = 64))]
+    pub host: Option<String>,
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
@@ -419,11 +422,13 @@ pub(crate) async fn wait_for_channel(
     let started = Instant::now();
     let timeout = server.wait_time(params.timeout_s);
     let what = format!("waiting for channel {}", params.channel);
+    let host = crate::address::host_argument(server, params.host.as_deref())?;
+    let engine = host.engine(server).await?;
     let outcome = call
         .run(
             &what,
             timeout,
-            server.engine.wait_for_channel(&params.channel, timeout),
+            engine.wait_for_channel(&params.channel, timeout),
         )
         .await??;
     let outcome = match outcome {
@@ -444,6 +449,9 @@ pub struct SignalChannelParams {
     /// Channel name.
     #[schemars(length(min = 1, max = 128))]
     pub channel: String,
+    /// Host (default local).
+    #[schemars(length(min = 1, max = 64))]
+    pub host: Option<String>,
 }
 
 impl Tool for SignalChannel {
@@ -470,7 +478,8 @@ pub(crate) async fn signal_channel(
     params: SignalChannelParams,
 ) -> Result<Done> {
     let started = Instant::now();
-    server.engine.signal_channel(&params.channel).await?;
+    let host = crate::address::host_argument(server, params.host.as_deref())?;
+    host.engine(server).await?.signal_channel(&params.channel).await?;
     channel_done(params.channel, "sent", started)
 }
 
