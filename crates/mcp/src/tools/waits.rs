@@ -479,7 +479,10 @@ pub(crate) async fn signal_channel(
 ) -> Result<Done> {
     let started = Instant::now();
     let host = crate::address::host_argument(server, params.host.as_deref())?;
-    host.engine(server).await?.signal_channel(&params.channel).await?;
+    host.engine(server)
+        .await?
+        .signal_channel(&params.channel)
+        .await?;
     channel_done(params.channel, "sent", started)
 }
 
