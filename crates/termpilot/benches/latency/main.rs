@@ -20,7 +20,7 @@
 //!    and a flood followed with the detection on and off.
 //! 8. A quiet pane while 20 other panes flood: its wait wake-up lag and the
 //!    latency of `send_keys` and `capture_pane` to it, against the same
-//!    with no flood.
+//!    with no flood; its lag while waits scan 8 MiB journals.
 //! 9. On a host reached over ssh (a private sshd on 127.0.0.1) against the
 //!    local host in the same process: MCP call latency and wait wake-up lag.
 //!
@@ -42,6 +42,7 @@ mod http_client;
 mod mcp_client;
 mod neighbour_flood;
 mod report;
+mod scan_load;
 mod server;
 mod stats;
 mod wake_lag;

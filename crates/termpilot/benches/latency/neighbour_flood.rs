@@ -13,6 +13,9 @@
 //! the plain server, where nothing follows them: what following every byte
 //! costs tmux itself.
 //!
+//! Between the two, the quiet pane's wake-up lag is measured once more
+//! while waits scan a whole 8 MiB journal each (see `scan_load`).
+//!
 //! The floods always stop while termpilot still reads its control clients:
 //! tmux 3.3a does not end a control client whose reader went away with
 //! output still queued, and its server then outlives `kill-server`.
@@ -27,6 +30,7 @@ use serde_json::{Value, json};
 use crate::bare_client::BareClient;
 use crate::mcp_client::McpClient;
 use crate::report::Section;
+use crate::scan_load;
 use crate::server::PrivateServer;
 use crate::stats::Summary;
 use crate::{TERMPILOT, client_runtime, create_pane, run_tmux, wake_lag};
@@ -61,6 +65,8 @@ struct Figures {
 /// Everything part 8 measures.
 struct Phases {
     quiet: Figures,
+    /// The quiet pane's wake-up lag, no flood, while waits scan 8 MiB each.
+    scans: Summary,
     flood: Figures,
     /// The bare client's round trip during the same floods on the plain
     /// server, which no termpilot follows.
@@ -69,12 +75,13 @@ struct Phases {
 
 /// `plain` is a server that only this benchmark's subprocesses talk to.
 pub fn neighbour_flood(server: &PrivateServer, plain: &PrivateServer) -> anyhow::Result<Section> {
-    let (quiet, flood) = client_runtime()?.block_on(measure(server))?;
+    let (quiet, scans, flood) = client_runtime()?.block_on(measure(server))?;
     let unfollowed_floor = unfollowed_floor(plain);
     // The floods must stop whatever happened: they would load every later part.
     let stopped = stop_floods(plain);
     let phases = Phases {
         quiet,
+        scans,
         flood,
         unfollowed_floor: unfollowed_floor?,
     };
@@ -85,6 +92,7 @@ pub fn neighbour_flood(server: &PrivateServer, plain: &PrivateServer) -> anyhow:
 fn section(phases: &Phases) -> Section {
     let Phases {
         quiet,
+        scans,
         flood,
         unfollowed_floor,
     } = phases;
@@ -118,6 +126,11 @@ fn section(phases: &Phases) -> Section {
     }
     section
         .row(
+            "scans_wake_lag",
+            "no flood, 4 waits scanning 8 MiB each: wait wake-up lag",
+            *scans,
+        )
+        .row(
             "unfollowed_tmux_round_trip",
             "same floods, nothing following: tmux -C round trip",
             *unfollowed_floor,
@@ -126,6 +139,11 @@ fn section(phases: &Phases) -> Section {
             "flood_vs_quiet_wake_lag",
             "wake-up lag, flood / no flood (target <= 3)",
             quiet.lag.times_faster_than(&flood.lag),
+        )
+        .ratio(
+            "scans_vs_quiet_wake_lag",
+            "wake-up lag, scans / nothing",
+            quiet.lag.times_faster_than(scans),
         )
         .ratio(
             "flood_wake_lag_vs_tmux",
@@ -173,8 +191,9 @@ const FLOOD_KEYS: [&str; 5] = [
     "flood_tmux_round_trip",
 ];
 
-/// The quiet pane's figures with no flood, then during the flood.
-async fn measure(server: &PrivateServer) -> anyhow::Result<(Figures, Figures)> {
+/// The quiet pane's figures with no flood, its wake-up lag while waits scan
+/// big journals, then its figures during the flood.
+async fn measure(server: &PrivateServer) -> anyhow::Result<(Figures, Summary, Figures)> {
     let mut client = McpClient::spawn(Path::new(TERMPILOT), server.name(), server.config())?;
     client.initialize().await?;
     let session = json!({ "name": QUIET_SESSION });
@@ -182,6 +201,9 @@ async fn measure(server: &PrivateServer) -> anyhow::Result<(Figures, Figures)> {
     let quiet = figures(server, &mut client, &pane)
         .await
         .context("no flood")?;
+    let scans = scan_load::lags_while_scanning(&mut client, &pane)
+        .await
+        .context("while waits scan")?;
     let flood = flood_figures(server, &mut client, &pane).await;
     // Stopped while termpilot still reads (see the module docs); the waits
     // on the floods end with their panes.
@@ -189,7 +211,7 @@ async fn measure(server: &PrivateServer) -> anyhow::Result<(Figures, Figures)> {
     let flood = flood.context("during the flood")?;
     stopped?;
     client.close().await?;
-    Ok((quiet, flood))
+    Ok((quiet, scans, flood))
 }
 
 async fn flood_figures(
@@ -318,7 +340,8 @@ fn ensure_flooding(server: &PrivateServer) -> anyhow::Result<()> {
 /// were never created are no failure.
 fn stop_floods(server: &PrivateServer) -> anyhow::Result<()> {
     let names = (0..FLOODING_PANES).map(flood_session);
-    for session in names.chain([QUIET_SESSION.to_owned()]) {
+    let others = [QUIET_SESSION, scan_load::BIG_SESSION].map(str::to_owned);
+    for session in names.chain(others) {
         let target = format!("={session}");
         if run_tmux(server, &["has-session", "-t", &target]).is_ok() {
             run_tmux(server, &["kill-session", "-t", &target])?;

@@ -69,9 +69,28 @@ pub async fn one_lag_after(
     pane: &str,
     delay: Duration,
 ) -> anyhow::Result<Duration> {
+    let cursor = type_marker(client, pane, delay).await?;
+    await_marker(client, pane, &cursor).await
+}
+
+/// Types the marker command; returns the cursor `send_keys` returned.
+pub async fn type_marker(
+    client: &mut McpClient,
+    pane: &str,
+    delay: Duration,
+) -> anyhow::Result<String> {
     let keys = json!({ "pane": pane, "text": marker_command(delay), "enter": true });
     let sent = client.call_tool("send_keys", keys).await?;
-    let cursor = structured_str(&sent, "cursor")?;
+    Ok(structured_str(&sent, "cursor")?.to_owned())
+}
+
+/// Waits for the marker's line from `cursor` on and returns arrival time
+/// minus the time the line was printed.
+pub async fn await_marker(
+    client: &mut McpClient,
+    pane: &str,
+    cursor: &str,
+) -> anyhow::Result<Duration> {
     let wait = json!({
         "pane": pane,
         "pattern": "WAKE-[0-9]+",
