@@ -66,7 +66,12 @@ def descendants(pid: int) -> list[int]:
     queue = [pid]
     while queue:
         parent = queue.pop()
-        for task in Path(f"/proc/{parent}/task").glob("*"):
+        try:
+            # A process may end while it is read: it then has no children.
+            tasks = list(Path(f"/proc/{parent}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
             try:
                 children = [int(child) for child in (task / "children").read_text().split()]
             except (OSError, ValueError):
