@@ -195,9 +195,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         secrets,
     };
     // ssh's master connections put their sockets in a directory of this
-    // process's own, removed when serve ends.
+    // process's own (owner-only), removed when serve ends.
     let control_dir = tempfile::Builder::new()
         .prefix("termpilot-ssh-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir()
         .context("cannot make a directory for ssh's connection sockets")?;
     let host_options = args.hosts.options(control_dir.path().to_owned())?;
