@@ -368,7 +368,13 @@ impl Engine {
             return (Some(Finish::Interrupted { back: false }), false);
         }
         if started && self.prompt_back(running) {
-            return (Some(Finish::Interrupted { back: true }), false);
+            // The prompt was read after the look above: an end marker that
+            // came with it counts, since the shell is back and idle.
+            let (end, _, _) = self.advance(running);
+            return match end {
+                Some(end) => (Some(Finish::Ended(end)), false),
+                None => (Some(Finish::Interrupted { back: true }), false),
+            };
         }
         (None, false)
     }
