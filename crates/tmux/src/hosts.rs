@@ -18,7 +18,7 @@ use tokio::sync::OnceCell;
 use crate::config::EngineConfig;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::transport::{Exec, Local, Ssh, SshOptions, Transport};
+use crate::transport::{Local, Remote, SshOptions, Transport};
 
 /// The name of the machine termpilot runs on.
 pub const LOCAL: &str = "local";
@@ -175,8 +175,8 @@ impl Hosts {
         };
         for spec in specs {
             let transport: Arc<dyn Transport> = match &spec.reach {
-                Reach::Ssh(dest) => Arc::new(Ssh::new(&spec.name, dest, &ssh)),
-                Reach::Exec(prefix) => Arc::new(Exec::new(&spec.name, prefix, options.timeout)?),
+                Reach::Ssh(dest) => Arc::new(Remote::ssh(&spec.name, dest, &ssh)),
+                Reach::Exec(prefix) => Arc::new(Remote::exec(&spec.name, prefix, options.timeout)?),
             };
             let host = Host {
                 transport,

@@ -87,5 +87,5 @@ pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::Needle;
 pub use termpilot_keys::Key;
 pub use termpilot_shell::echo;
-pub use transport::{Exec, Local, Pipe, Ssh, SshOptions, Transport};
+pub use transport::{Local, Pipe, Remote, SshOptions, Transport};
 pub use wait::{Found, Outcome, TextWait, WaitReport};

@@ -308,18 +308,16 @@ impl Transport for Local {
 /// The socket name termpilot uses on other machines.
 pub const REMOTE_SOCKET_NAME: &str = "termpilot";
 
-/// A tmux server on another machine, reached with the system's `ssh`.
-///
-/// ssh runs with the user's own configuration (or `-F` a given file), in
-/// batch mode (a host that would ask for a password fails at once instead),
-/// and with a master connection of termpilot's own, so every control client
-/// and one-shot command to the host shares one connection.
+/// A tmux server on another machine or in a container, reached through a
+/// command that runs tmux there: the system's `ssh` ([`Remote::ssh`]) or an
+/// exec prefix ([`Remote::exec`]).
 #[derive(Debug, Clone)]
-pub struct Ssh {
-    name: String,
-    destination: String,
+pub struct Remote {
+    /// How errors name it: `host build (ssh build-1)`.
+    description: String,
     launcher: Launcher,
-    timeout: Duration,
+    /// How long opening a connection may take.
+    connect_timeout: Duration,
 }
 
 /// What an ssh host needs besides its destination.
@@ -335,9 +333,15 @@ pub struct SshOptions {
     pub tmux: String,
 }
 
-impl Ssh {
+impl Remote {
     /// The host `name`, reached as `ssh DESTINATION`.
-    pub fn new(name: &str, destination: &str, options: &SshOptions) -> Ssh {
+    ///
+    /// ssh runs with the user's own configuration (or `-F` a given file), in
+    /// batch mode (a host that would ask for a password fails at once
+    /// instead), and with a master connection of termpilot's own, so every
+    /// control client and one-shot command to the host shares one
+    /// connection.
+    pub fn ssh(name: &str, destination: &str, options: &SshOptions) -> Remote {
         let mut prefix: Vec<OsString> = Vec::new();
         if let Some(config) = &options.config {
             prefix.push("-F".into());
@@ -361,9 +365,8 @@ impl Ssh {
         // `--` ends ssh's options, so a destination cannot pass as one.
         prefix.push("--".into());
         prefix.push(destination.into());
-        Ssh {
-            name: name.to_owned(),
-            destination: destination.to_owned(),
+        Remote {
+            description: format!("host {name} (ssh {destination})"),
             launcher: Launcher {
                 program: "ssh".into(),
                 prefix,
@@ -371,8 +374,36 @@ impl Ssh {
                 server: remote_server_args(),
                 quote: true,
             },
-            timeout: options.timeout,
+            // ssh's own timeout covers the TCP connection; authentication
+            // and the remote tmux starting get as long again.
+            connect_timeout: options.timeout * 2,
         }
+    }
+
+    /// The host `name`, reached through `prefix` (`docker exec -i NAME`,
+    /// `kubectl exec -i POD --`; split as a shell would, without running
+    /// one) followed by the tmux command line. Fails on an empty prefix or
+    /// unbalanced quotes.
+    pub fn exec(name: &str, prefix: &str, timeout: Duration) -> Result<Remote> {
+        let words = split_words(prefix).ok_or_else(|| {
+            Error::InvalidArgument(format!("host {name}: unbalanced quotes in {prefix:?}"))
+        })?;
+        let Some((program, rest)) = words.split_first() else {
+            return Err(Error::InvalidArgument(format!(
+                "host {name}: empty exec prefix"
+            )));
+        };
+        Ok(Remote {
+            description: format!("host {name} ({})", words.join(" ")),
+            launcher: Launcher {
+                program: program.into(),
+                prefix: rest.iter().map(OsString::from).collect(),
+                tmux: Some("tmux".into()),
+                server: remote_server_args(),
+                quote: false,
+            },
+            connect_timeout: timeout,
+        })
     }
 }
 
@@ -383,7 +414,7 @@ fn remote_server_args() -> Vec<OsString> {
         .to_vec()
 }
 
-impl Transport for Ssh {
+impl Transport for Remote {
     fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
         Box::pin(self.launcher.open(args))
     }
@@ -398,74 +429,11 @@ impl Transport for Ssh {
     }
 
     fn describe(&self) -> String {
-        format!("host {} (ssh {})", self.name, self.destination)
+        self.description.clone()
     }
 
     fn connect_timeout(&self) -> Option<Duration> {
-        // ssh's own timeout covers the TCP connection; authentication and
-        // the remote tmux starting get as long again.
-        Some(self.timeout * 2)
-    }
-}
-
-/// A tmux server reached by running a command prefix (`docker exec -i
-/// NAME`, `kubectl exec -i POD --`) followed by the tmux command line.
-#[derive(Debug, Clone)]
-pub struct Exec {
-    name: String,
-    words: Vec<String>,
-    launcher: Launcher,
-    timeout: Duration,
-}
-
-impl Exec {
-    /// The host `name`, reached through `prefix` (split as a shell would,
-    /// without running one). Fails on an empty prefix or unbalanced quotes.
-    pub fn new(name: &str, prefix: &str, timeout: Duration) -> Result<Exec> {
-        let words = split_words(prefix).ok_or_else(|| {
-            Error::InvalidArgument(format!("host {name}: unbalanced quotes in {prefix:?}"))
-        })?;
-        let Some((program, rest)) = words.split_first() else {
-            return Err(Error::InvalidArgument(format!(
-                "host {name}: empty exec prefix"
-            )));
-        };
-        let prefix: Vec<OsString> = rest.iter().map(OsString::from).collect();
-        Ok(Exec {
-            name: name.to_owned(),
-            launcher: Launcher {
-                program: program.into(),
-                prefix,
-                tmux: Some("tmux".into()),
-                server: remote_server_args(),
-                quote: false,
-            },
-            words,
-            timeout,
-        })
-    }
-}
-
-impl Transport for Exec {
-    fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
-        Box::pin(self.launcher.open(args))
-    }
-
-    fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
-        let script = script.to_owned();
-        Box::pin(async move { self.launcher.shell(&script).await })
-    }
-
-    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
-        Box::pin(self.launcher.run(args))
-    }
-
-    fn describe(&self) -> String {
-        format!("host {} ({})", self.name, self.words.join(" "))
-    }
-
-    fn connect_timeout(&self) -> Option<Duration> {
-        Some(self.timeout)
+        Some(self.connect_timeout)
     }
 }
 
@@ -564,7 +532,7 @@ mod tests {
 
     #[test]
     fn exec_prefix_comes_before_tmux() {
-        let exec = Exec::new("box", "docker exec -i box-1", Duration::from_secs(5)).unwrap();
+        let exec = Remote::exec("box", "docker exec -i box-1", Duration::from_secs(5)).unwrap();
         let command = exec.launcher.command(&["-C".into()]);
         let std = command.as_std();
         let args: Vec<_> = std
@@ -596,8 +564,8 @@ mod tests {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         assert_eq!(args, ["exec", "-i", "box-1", "sh", "-c", "echo 'a b'"]);
-        assert!(Exec::new("box", "", Duration::from_secs(1)).is_err());
-        assert!(Exec::new("box", "docker 'exec", Duration::from_secs(1)).is_err());
+        assert!(Remote::exec("box", "", Duration::from_secs(1)).is_err());
+        assert!(Remote::exec("box", "docker 'exec", Duration::from_secs(1)).is_err());
     }
 
     #[test]
@@ -608,7 +576,7 @@ mod tests {
             timeout: Duration::from_secs(10),
             tmux: "tmux".into(),
         };
-        let ssh = Ssh::new("build", "me@build-1", &options);
+        let ssh = Remote::ssh("build", "me@build-1", &options);
         let command =
             ssh.launcher
                 .command(&["display-message".into(), "-p".into(), "#{pid} x".into()]);
