@@ -28,8 +28,13 @@ impl Machine {
         }
     }
 
+    /// The host's panes run bash, whatever shell runs the tests: the
+    /// commands typed below are bash's.
     fn spec(&self, name: &str) -> HostSpec {
-        format!("{name}=exec:env TMUX_TMPDIR={}", self.dir.path().display())
+        format!(
+            "{name}=exec:env TMUX_TMPDIR={} SHELL=/bin/bash",
+            self.dir.path().display()
+        )
             .parse()
             .expect("spec parses")
     }
