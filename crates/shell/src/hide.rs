@@ -51,6 +51,13 @@ pub fn hide_wrappers(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// Whether `line` shows a piece of a wrapper's marker (`\033]7770;`, or
+/// the end of a marker's format), as a shell's echo or redraw of a
+/// wrapper does.
+pub fn shows_wrapper(line: &str) -> bool {
+    line.contains("\\033]7770;") || line.contains("\\007'")
+}
+
 /// Where the tail of a wrapper begins in `line` (its closing brace).
 fn tail_start(line: &str) -> Option<usize> {
     [BASH_TAIL, OTHER_TAIL, FISH_TAIL]

@@ -52,7 +52,7 @@ mod marker;
 mod tracker;
 mod wrapper;
 
-pub use hide::hide_wrappers;
+pub use hide::{hide_wrappers, shows_wrapper};
 pub use marker::MARKER_PREFIX;
 pub use tracker::{EndMarker, HEAD_MAX, Output, Tracker, lost_line};
 pub use wrapper::{Shell, new_nonce, wrapper};

@@ -121,6 +121,14 @@ enum Waiting {
     Elsewhere,
 }
 
+/// Whether `process` sleeps waiting for keys from the terminal: in a read
+/// of it, or in a `poll`/`select` with the terminal as its input. A process
+/// with typed input still queued does not sleep there, so a shell found so
+/// has taken everything typed to it.
+pub fn waits_for_keys(process: &ProcessFacts) -> bool {
+    matches!(waiting(process), Waiting::TtyRead | Waiting::Poll)
+}
+
 /// Decides whether the pane's foreground program waits for input.
 pub fn decide(facts: &InputFacts) -> Option<AwaitingInput> {
     if facts.settle.is_zero() || facts.quiet_for < facts.settle {

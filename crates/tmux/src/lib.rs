@@ -82,7 +82,7 @@ pub use ops::{
     Capture, Created, Input, Killed, NewSession, NewWindow, PaneInfo, PaneScope, Scrollback,
     SessionInfo, Split, SplitDirection,
 };
-pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, Shell};
+pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
 pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::Needle;
 pub use termpilot_keys::Key;

@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, shell_installed, shell_pane};
-use termpilot_tmux::{ChannelOutcome, Engine, EngineConfig, Error, Input, NewSession};
+use termpilot_tmux::{ChannelOutcome, Engine, EngineConfig, Error, Input, NewSession, NotRun};
 
 async fn connect(tmux: &TestTmux) -> Engine {
     Engine::connect(tmux.config()).await.expect("connect")
@@ -36,6 +36,29 @@ async fn check_shell(shell: &str) {
         run("echo $TP_VALUE").await.output,
         "kept",
         "{shell}: export persists"
+    );
+    // A line the shell cannot parse ends at once, with the shell's message.
+    let broken = run("echo )").await;
+    assert_eq!(
+        broken.not_run,
+        Some(NotRun::SyntaxError),
+        "{shell}: {broken:?}"
+    );
+    assert_eq!(broken.exit_code, None, "{shell}");
+    // fish names the wrapper's unbalanced block rather than the `)`.
+    let named = shell == "fish" || broken.output.contains(')');
+    assert!(
+        named && broken.output.contains(':') && !broken.output.contains("7770"),
+        "{shell}: the message, no wrapper: {broken:?}"
+    );
+    // An unfinished line: the shell is given its prompt back either way
+    // (bash sees the wrapper's own quotes close it, and rejects it).
+    let unfinished = run("echo 'unclosed").await;
+    assert!(unfinished.not_run.is_some(), "{shell}: {unfinished:?}");
+    assert_eq!(
+        run("echo after").await.output,
+        "after",
+        "{shell}: the pane takes the next command"
     );
 }
 

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{CommandReport, StepWork, WorkKind};
+use termpilot_tmux::{CommandReport, NotRun, StepWork, WorkKind};
 
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
@@ -88,6 +88,12 @@ pub struct CommandEntry {
     /// For "awaiting_input": the name of the program that reads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
+    /// Set when the shell ran none of the command line: "syntax_error" (it could not parse
+    /// it; output holds its message) or "incomplete" (an unclosed quote, bracket or
+    /// here-document: the shell waited for more, and termpilot pressed C-c to get the
+    /// prompt back).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 impl Tool for RunCommand {
@@ -98,7 +104,8 @@ impl Tool for RunCommand {
         at its prompt; for a REPL or full-screen program use send_keys. On timeout it keeps \
         running: pass the result's command_id to wait_for_command. It ends only once the \
         shell has the terminal back (a program cannot fake it); an output larger than the \
-        journal keeps head and tail (lost_bytes). Captures show the line as typed, without \
+        journal keeps head and tail (lost_bytes). A line the shell rejects or that is \
+        unfinished ends at once with not_run. Captures show the line as typed, without \
         termpilot's markers.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
@@ -220,7 +227,12 @@ pub(crate) fn command_done(
     let budget = server.budget(max_tokens, None);
     let output = server.fit_text(&report.output, &budget)?;
     let awaiting = report.input.is_some();
-    let timed_out = report.exit_code.is_none() && !report.interrupted && !awaiting;
+    let not_run = report.not_run.map(|why| match why {
+        NotRun::SyntaxError => "syntax_error",
+        NotRun::Incomplete => "incomplete",
+    });
+    let timed_out =
+        report.exit_code.is_none() && !report.interrupted && !awaiting && not_run.is_none();
     let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = CommandEntry {
         pane: host.qualify(report.pane),
@@ -240,6 +252,7 @@ pub(crate) fn command_done(
         secret: input.secret,
         line_mode: input.line_mode,
         program: input.program,
+        not_run: not_run.map(str::to_owned),
     };
     let status = match (entry.exit_code, &entry.command_id) {
         (None, Some(id)) if let Some(input) = &report.input => format!(
@@ -249,6 +262,14 @@ pub(crate) fn command_done(
             crate::awaiting::describe(input)
         ),
         (Some(code), _) => format!("exit code {code} after {:.3} s", entry.elapsed_s),
+        (None, None) if report.not_run == Some(NotRun::SyntaxError) => {
+            "not run: the shell could not parse the command line (its message follows)".into()
+        }
+        (None, None) if report.not_run == Some(NotRun::Incomplete) => {
+            "not run: the command line is unfinished (an unclosed quote, bracket or \
+             here-document?); termpilot pressed C-c to bring the prompt back"
+                .into()
+        }
         (None, Some(id)) => format!(
             "still running after {:.3} s; call wait_for_command with command_id {id}",
             entry.elapsed_s

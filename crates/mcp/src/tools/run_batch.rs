@@ -583,7 +583,11 @@ impl StepSummary for capture::SinceEntry {
 
 impl StepSummary for commands::CommandEntry {
     fn summary(&self) -> String {
-        let code = self.exit_code.map(|code| format!("exit code {code}"));
+        let code = match (&self.exit_code, &self.not_run) {
+            (Some(code), _) => Some(format!("exit code {code}")),
+            (None, Some(why)) => Some(format!("not run ({why})")),
+            (None, None) => None,
+        };
         summary_of(code.as_slice(), &self.output, &self.cursor)
     }
 }

@@ -94,6 +94,22 @@ pub struct CommandReport {
     pub interrupted: bool,
     /// The command waits for input (it still runs; `id` picks it up).
     pub input: Option<crate::input_state::AwaitingInput>,
+    /// The shell did not run the command line at all. `exit_code` is then
+    /// `None` and `output` holds what the shell said about it.
+    pub not_run: Option<NotRun>,
+}
+
+/// Why a shell took a command line and went back to reading its terminal
+/// without running any of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotRun {
+    /// It could not parse the line (a syntax error) and shows its prompt
+    /// again.
+    SyntaxError,
+    /// The line was unfinished (an unclosed quote, bracket or
+    /// here-document) and the shell waited for the rest; termpilot pressed
+    /// C-c to get the prompt back.
+    Incomplete,
 }
 
 /// A command typed into a pane, until its completion marker is seen.
@@ -126,6 +142,16 @@ pub(crate) struct RunningCommands {
     turns: HashMap<PaneId, Arc<tokio::sync::Mutex<()>>>,
 }
 
+/// What a follower saw at its earlier looks.
+#[derive(Debug, Clone, Copy)]
+struct Looks {
+    doubt: Doubt,
+    /// The journal's end when the shell, the command not started, was
+    /// found waiting for keys (see [`Engine::waits_unstarted`]), and when it
+    /// was first found so with that end.
+    unstarted: Option<(u64, Instant)>,
+}
+
 /// What a follower has seen of end markers that did not count yet.
 #[derive(Debug, Clone, Copy)]
 enum Doubt {
@@ -145,6 +171,9 @@ enum Finish {
     /// It ended without an end marker: cut off by the next command, or its
     /// shell is `back` at its prompt (see [`Engine::prompt_back`]).
     Interrupted { back: bool },
+    /// The shell never ran it (see [`NotRun`]); `stuck` when it does not
+    /// show its prompt again (it waits for the rest of the line).
+    NotRun { why: NotRun, stuck: bool },
     /// Still running when the time was up.
     Running,
 }
@@ -274,13 +303,18 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(running.pane);
         let started_at = crate::person::unix_nanos();
-        let mut doubt = Doubt::None;
+        let mut looks = Looks {
+            doubt: Doubt::None,
+            unstarted: None,
+        };
         loop {
-            let (finish, pending) = self.standing(running, &mut doubt);
+            let (finish, pending) = self.standing(running, &mut looks);
             if let Some(finish) = finish {
                 let report = self.final_report(running, finish);
-                if let Finish::Ended(_) = finish {
-                    self.until_ready_for_input(running).await;
+                match finish {
+                    Finish::Ended(_) => self.until_ready_for_input(running).await,
+                    Finish::NotRun { stuck: true, .. } => self.abandon_line(running).await,
+                    _ => {}
                 }
                 return Ok(report);
             }
@@ -343,7 +377,13 @@ impl Engine {
     /// the shell must be found in charge twice: when a program that printed
     /// a marker exits, the shell takes the terminal back a moment before it
     /// prints its own marker, and the first look may fall in that moment.
-    fn standing(&self, running: &Running, doubt: &mut Doubt) -> (Option<Finish>, bool) {
+    ///
+    /// A command line that never started (no start marker) with its shell
+    /// waiting for keys again, twice in a row with nothing printed between
+    /// the looks, was not run: the shell rejected it or waits for the rest
+    /// of it.
+    fn standing(&self, running: &Running, looks: &mut Looks) -> (Option<Finish>, bool) {
+        let doubt = &mut looks.doubt;
         let (end, cut, started) = self.advance(running);
         if let Some(end) = end {
             if cut.is_some() {
@@ -376,7 +416,80 @@ impl Engine {
                 None => (Some(Finish::Interrupted { back: true }), false),
             };
         }
+        if !started {
+            let Some(end) = self.waits_unstarted(running) else {
+                looks.unstarted = None;
+                return (None, false);
+            };
+            match looks.unstarted {
+                Some((seen, since)) if seen == end => {
+                    if since.elapsed() >= UNSTARTED_SETTLE && !self.advance(running).2 {
+                        return (Some(self.not_run(running)), false);
+                    }
+                }
+                _ => looks.unstarted = Some((end, Instant::now())),
+            }
+            return (None, true);
+        }
         (None, false)
+    }
+
+    /// The journal's end, when the command's shell has echoed the typed
+    /// line, has the terminal to itself and sleeps waiting for keys: it
+    /// took everything typed and did not start the command. Only for
+    /// shells whose pid is known (panes on this machine).
+    fn waits_unstarted(&self, running: &Running) -> Option<u64> {
+        let shell = running.shell_pid?;
+        let (end, echoed) = self.read_journal(running.pane, |journal| {
+            let end = journal.end();
+            (
+                end,
+                end > running.cursor && !journal.lines(running.cursor).lines.is_empty(),
+            )
+        });
+        if !echoed || !proc::in_charge(&Here, shell) {
+            return None;
+        }
+        let crate::procfs::Fd::Target(tty) = Here.fd_target(shell, 0) else {
+            return None;
+        };
+        let facts = foreground::process(&Here, shell, &tty)?;
+        crate::input_state::waits_for_keys(&facts).then_some(end)
+    }
+
+    /// How a command line that the shell did not run ends: see
+    /// [`not_run_verdict`].
+    fn not_run(&self, running: &Running) -> Finish {
+        let (why, _) = self.read_journal(running.pane, |journal| {
+            not_run_verdict(&journal.lines(running.cursor), running.prompt.as_deref())
+        });
+        let shown = self.read_journal(running.pane, shown_prompt);
+        let stuck = shown.is_none() || shown != running.prompt;
+        Finish::NotRun { why, stuck }
+    }
+
+    /// Presses C-c in a shell that waits for the rest of an unfinished
+    /// command line (the wrapper's tail went into it too), and waits (at
+    /// most [`PROMPT_GRACE`]) for its prompt, so the pane takes the next
+    /// command as before.
+    async fn abandon_line(&self, running: &Running) {
+        let interrupt = Input {
+            text: None,
+            keys: vec!["C-c".parse().expect("C-c names a key")],
+            enter: false,
+        };
+        if let Err(e) = self.send_input(running.pane, &interrupt).await {
+            tracing::debug!(error = %e, "cannot interrupt an unfinished command line");
+            return;
+        }
+        let deadline = Instant::now() + PROMPT_GRACE;
+        while Instant::now() < deadline {
+            let shown = self.read_journal(running.pane, shown_prompt);
+            if shown.is_some() && shown == running.prompt {
+                return;
+            }
+            tokio::time::sleep(READY_RECHECK).await;
+        }
     }
 
     /// Reads what arrived since the last look: the newest end marker, the
@@ -405,6 +518,11 @@ impl Engine {
             (tracker.output(journal, end), cursor)
         });
         let mut text = output.text();
+        if let Finish::NotRun { .. } = finish {
+            text = self.read_journal(running.pane, |journal| {
+                not_run_verdict(&journal.lines(running.cursor), running.prompt.as_deref()).1
+            });
+        }
         if let Finish::Interrupted { back: true } = finish
             && let Some(prompt) = running.prompt.as_deref()
             && let Some(before) = text.trim_end().strip_suffix(prompt)
@@ -428,6 +546,10 @@ impl Engine {
             lost_bytes: output.lost,
             interrupted: matches!(finish, Finish::Interrupted { .. }),
             input: None,
+            not_run: match finish {
+                Finish::NotRun { why, .. } => Some(why),
+                _ => None,
+            },
         }
     }
 
@@ -500,6 +622,18 @@ impl Engine {
             )));
         }
         let leader = facts.pid.and_then(|pid| foreground_leader(&Here, pid));
+        let readable = facts
+            .pid
+            .is_some_and(|pid| Here.file(pid, "stat").is_some());
+        if readable && leader.is_none() {
+            // A pane just created: its shell has not taken its terminal yet
+            // (or the pane's process is going away). Its end markers could
+            // not be checked, so it is not at its prompt yet. (Where `/proc`
+            // hides the pane's processes, nothing can be checked, ever.)
+            return Ok(Prompt::Busy(
+                "its shell is starting and has not taken the terminal yet".into(),
+            ));
+        }
         if leader.is_some() && leader != facts.pid {
             // A nested shell, or a child the shell just forked (for a
             // PROMPT_COMMAND) that has not exec'd its program yet and still
@@ -578,5 +712,106 @@ fn ready_for_input(shell: u32) -> bool {
     proc::in_charge(&Here, shell) && (!mode.canonical || reads_terminal())
 }
 
+/// Why a shell did not run a command line typed at the offset `view`
+/// starts from (the journal's lines from there), and what it said about
+/// it. After the echo of the line, a shell that could not parse it says so
+/// on a line of its own that starts with its name (`bash: syntax error
+/// ...`, `sh: 1: Syntax error: ...`, `fish: ...`); its message runs to its
+/// next prompt, or to a line that shows pieces of termpilot's wrapper (a
+/// shell's redraw, or bash complaining again about the wrapper's second
+/// line). A shell that said nothing waits for the rest of the line.
+fn not_run_verdict(view: &termpilot_journal::LineView, prompt: Option<&str>) -> (NotRun, String) {
+    let prompt = prompt.filter(|p| !p.is_empty());
+    let said: Vec<&str> = view
+        .lines
+        .iter()
+        .skip(1)
+        .map(|line| line.text.as_str())
+        .skip_while(|line| !names_a_shell(line))
+        .take_while(|line| {
+            !prompt.is_some_and(|p| line.starts_with(p)) && !termpilot_shell::shows_wrapper(line)
+        })
+        .collect();
+    match said.is_empty() {
+        true => (NotRun::Incomplete, String::new()),
+        false => (NotRun::SyntaxError, said.join("\n").trim_end().to_owned()),
+    }
+}
+
+/// Whether `line` starts the way shells start their error messages: the
+/// shell's name (a login shell's `-` allowed) and a colon.
+fn names_a_shell(line: &str) -> bool {
+    line.split_once(':')
+        .is_some_and(|(name, _)| Shell::from_command(name).is_some())
+}
+
+/// How long a shell that did not start a command must wait for keys, with
+/// nothing printed, before the command line counts as not run.
+const UNSTARTED_SETTLE: Duration = Duration::from_millis(100);
+
 /// How far back [`shown_prompt`] reads: more than any prompt line.
 const PROMPT_BYTES: u64 = 4096;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use termpilot_journal::{Line, LineView};
+
+    fn view(lines: &[&str]) -> LineView {
+        LineView {
+            lost: 0,
+            gaps: Vec::new(),
+            lines: lines
+                .iter()
+                .map(|text| Line {
+                    text: (*text).to_owned(),
+                    end: 0,
+                })
+                .collect(),
+            partial: None,
+            next: 0,
+        }
+    }
+
+    #[test]
+    fn a_rejected_line_gives_the_shell_s_first_answer() {
+        let lines = view(&[
+            "{ printf '\\033]7770;tp1;start\\007'; echo )",
+            "bash: syntax error near unexpected token `)'",
+            "$ }; __termpilot_status=$?; case ...",
+            "bash: syntax error near unexpected token `}'",
+        ]);
+        let (why, said) = not_run_verdict(&lines, Some("$"));
+        assert_eq!(why, NotRun::SyntaxError);
+        assert_eq!(said, "bash: syntax error near unexpected token `)'");
+    }
+
+    #[test]
+    fn a_message_stops_at_a_redraw_of_the_wrapper() {
+        let lines = view(&[
+            "echo )",
+            "fish: Missing end to balance this begin",
+            " begin; printf '\\033]7770;tp1;start\\007'; echo )",
+        ]);
+        let (why, said) = not_run_verdict(&lines, None);
+        assert_eq!(why, NotRun::SyntaxError);
+        assert_eq!(said, "fish: Missing end to balance this begin");
+        let dash = view(&["echo )", "sh: 1: Syntax error: \")\" unexpected", "$ "]);
+        assert_eq!(not_run_verdict(&dash, Some("$")).0, NotRun::SyntaxError);
+    }
+
+    #[test]
+    fn a_shell_that_said_nothing_waits_for_the_rest() {
+        let lines = view(&[
+            "echo 'unclosed",
+            "> }; printf '\\033]7770;tp1;%s\\007' \"$?\"",
+        ]);
+        assert_eq!(
+            not_run_verdict(&lines, Some("$")),
+            (NotRun::Incomplete, String::new())
+        );
+        // Output that merely contains a colon is not a shell's message.
+        let lines = view(&["echo 'a", "> note: not a shell"]);
+        assert_eq!(not_run_verdict(&lines, Some("$")).0, NotRun::Incomplete);
+    }
+}
