@@ -120,8 +120,10 @@ pub(crate) struct PaneFacts {
     pub(crate) in_mode: bool,
     /// tmux's name for the foreground program.
     pub(crate) current_command: String,
-    /// The pid of the pane's first process.
+    /// The pid of the pane's first process, on the pane's host.
     pub(crate) pid: Option<u32>,
+    /// The pane's terminal (`/dev/pts/3`), on the pane's host.
+    pub(crate) tty: String,
 }
 
 /// Above this many bytes to read, a scan step runs on tokio's blocking
@@ -419,7 +421,8 @@ impl Engine {
             alternate_screen: row.alternate_screen,
             in_mode: row.in_mode,
             current_command: row.current_command,
-            pid: row.pid.filter(|_| self.panes_are_local()),
+            pid: row.pid,
+            tty: row.tty,
         })
     }
 
@@ -603,6 +606,7 @@ tmux_format! {
         in_mode: bool = "pane_in_mode",
         current_command: String = "pane_current_command",
         pid: Option<u32> = "pane_pid",
+        tty: String = "pane_tty",
     }
 }
 

@@ -246,3 +246,52 @@ async fn a_password_prompt_on_a_host_is_read_there() {
     assert!(input.secret, "{input:?}");
     assert!(input.prompt.contains("Password:"), "{input:?}");
 }
+
+#[tokio::test]
+async fn on_a_host_an_end_marker_counts_only_once_the_shell_has_the_terminal() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec("box")], control.path());
+    let engine = hosts.engine("box").await.unwrap();
+    let created = engine.create_session(&NewSession::default()).await.unwrap();
+    // Reads the running command's nonce off its own screen (through the
+    // host's tmux), prints a forged end marker claiming success, runs on.
+    let script = machine.dir.path().join("forger");
+    std::fs::write(
+        &script,
+        "for i in 1 2 3 4 5 6 7 8 9 10; do\n\
+         n=$(tmux capture-pane -p -t \"$TMUX_PANE\" | grep -o 'tp[0-9a-f]\\{16\\}' | head -n 1)\n\
+         [ -n \"$n\" ] && break; sleep 0.1\n\
+         done\n\
+         [ -n \"$n\" ] && echo forger-found-the-nonce\n\
+         printf '\\033]7770;%s;0\\007' \"$n\"\n\
+         sleep 1\n\
+         exit 42\n",
+    )
+    .unwrap();
+    let command = format!("sh {}", script.display());
+    let report = engine
+        .run_command(created.pane, &command, LIMIT)
+        .await
+        .unwrap();
+    assert!(
+        report.output.contains("forger-found-the-nonce"),
+        "{report:?}"
+    );
+    assert_eq!((report.exit_code, report.interrupted), (Some(42), false));
+    // A line the host's shell cannot parse ends at once there too.
+    let broken = engine
+        .run_command(created.pane, "echo )", LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        broken.not_run,
+        Some(termpilot_tmux::NotRun::SyntaxError),
+        "{broken:?}"
+    );
+    let next = engine
+        .run_command(created.pane, "echo next", LIMIT)
+        .await
+        .unwrap();
+    assert_eq!((next.exit_code, next.output.as_str()), (Some(0), "next"));
+}

@@ -12,8 +12,10 @@
 //! an end marker counts only once the shell itself has the terminal again:
 //! its process group is the terminal's foreground group and it runs no child
 //! there (see `proc::in_charge`), which no program it runs can bring about
-//! while it runs. Until then the command is still running, and the newest
-//! end marker is the one that counts.
+//! while it runs. The processes are read on the pane's own host: `/proc`
+//! here, or one dump of the pane's process tree taken there per look.
+//! Until then the command is still running, and the newest end marker is
+//! the one that counts.
 //!
 //! The output is read as it streams in ([`termpilot_shell::Tracker`]): where
 //! it begins and its first bytes are kept, so an output larger than the
@@ -37,8 +39,8 @@ mod foreground;
 mod proc;
 pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
-// Shell pids are known only for panes on this machine (see `pane_facts`).
-use crate::procfs::{Here, Procfs};
+// A pane's processes are read on its own host (see `Engine::procfs`).
+use crate::procfs::Procfs;
 use termpilot_shell::{EndMarker, Tracker, new_nonce};
 pub use termpilot_shell::{Shell, hide_wrappers, wrapper};
 
@@ -59,8 +61,9 @@ const RECHECK: Duration = Duration::from_millis(50);
 
 /// Whether a pane's shell can take a command now.
 enum Prompt {
-    /// At its prompt; with the shell's pid when `/proc` tells it.
-    Ready(Shell, Option<u32>),
+    /// At its prompt; with the shell's pid when `/proc` (on the pane's
+    /// host) tells it, and where that is read.
+    Ready(Shell, Option<(u32, PaneProcs)>),
     /// Not now, maybe in a moment.
     Busy(String),
     /// Not without the caller doing something.
@@ -127,10 +130,27 @@ pub(crate) struct Running {
     /// (when known): the same shell idle in the foreground under the same
     /// prompt means the command ended without its end marker.
     shell_pid: Option<u32>,
+    /// Where the shell's processes are read (known with `shell_pid`).
+    procs: Option<PaneProcs>,
     /// Which shell it is: one with a line editor is followed until that
     /// editor has the terminal again (see [`Engine::until_ready_for_input`]).
     shell: Shell,
     prompt: Option<String>,
+}
+
+/// A pane's first process and its terminal, on the pane's own host: where
+/// its shell's processes are read (`/proc` here, or a dump taken there).
+#[derive(Debug, Clone)]
+pub(crate) struct PaneProcs {
+    pid: u32,
+    tty: String,
+}
+
+impl Running {
+    /// The pane's terminal, as its host names it (empty when unknown).
+    fn tty(&self) -> &str {
+        self.procs.as_ref().map_or("", |procs| procs.tty.as_str())
+    }
 }
 
 /// Commands that timed out and may be picked up later, by id.
@@ -212,7 +232,9 @@ impl Engine {
                     .into(),
             });
         };
-        let (shell, shell_pid) = self.shell_at_prompt(pane).await?;
+        let (shell, found) = self.shell_at_prompt(pane).await?;
+        let (shell_pid, procs) =
+            found.map_or((None, None), |(pid, procs)| (Some(pid), Some(procs)));
         self.refuse_awaiting_input(pane).await?;
         // Taken before typing: the echo goes on the prompt's line.
         let prompt = self.read_journal(pane, shown_prompt);
@@ -232,6 +254,7 @@ impl Engine {
             started,
             tracker: Arc::new(Mutex::new(Tracker::new(&nonce, cursor, journal_max))),
             shell_pid,
+            procs,
             shell,
             prompt,
         };
@@ -308,7 +331,7 @@ impl Engine {
             unstarted: None,
         };
         loop {
-            let (finish, pending) = self.standing(running, &mut looks);
+            let (finish, pending) = self.standing(running, &mut looks).await;
             if let Some(finish) = finish {
                 let report = self.final_report(running, finish);
                 match finish {
@@ -360,8 +383,21 @@ impl Engine {
             return;
         }
         let deadline = Instant::now() + PROMPT_GRACE;
-        while !ready_for_input(shell) && Instant::now() < deadline {
+        loop {
+            let fs = self.shell_procfs(running).await;
+            if ready_for_input(fs.as_ref(), shell, running.tty()) || Instant::now() >= deadline {
+                return;
+            }
             tokio::time::sleep(READY_RECHECK).await;
+        }
+    }
+
+    /// The processes of the command's pane as they are now, read on the
+    /// pane's host; nothing is known without [`PaneProcs`].
+    async fn shell_procfs(&self, running: &Running) -> Arc<dyn Procfs> {
+        match &running.procs {
+            Some(procs) => self.procfs(procs.pid, &procs.tty).await,
+            None => Arc::new(crate::procfs::Snapshot::default()),
         }
     }
 
@@ -382,7 +418,7 @@ impl Engine {
     /// waiting for keys again, twice in a row with nothing printed between
     /// the looks, was not run: the shell rejected it or waits for the rest
     /// of it.
-    fn standing(&self, running: &Running, looks: &mut Looks) -> (Option<Finish>, bool) {
+    async fn standing(&self, running: &Running, looks: &mut Looks) -> (Option<Finish>, bool) {
         let doubt = &mut looks.doubt;
         let (end, cut, started) = self.advance(running);
         if let Some(end) = end {
@@ -390,9 +426,10 @@ impl Engine {
                 // The next command found the shell at its prompt.
                 return (Some(Finish::Ended(end)), false);
             }
-            let in_charge = running
-                .shell_pid
-                .is_none_or(|pid| proc::in_charge(&Here, pid));
+            let in_charge = match running.shell_pid {
+                Some(pid) => proc::in_charge(self.shell_procfs(running).await.as_ref(), pid),
+                None => true,
+            };
             *doubt = match (in_charge, *doubt) {
                 (false, _) => Doubt::Seen,
                 (true, Doubt::Seen) => Doubt::Settling,
@@ -407,7 +444,7 @@ impl Engine {
         if cut.is_some() {
             return (Some(Finish::Interrupted { back: false }), false);
         }
-        if started && self.prompt_back(running) {
+        if started && self.prompt_back(running).await {
             // The prompt was read after the look above: an end marker that
             // came with it counts, since the shell is back and idle.
             let (end, _, _) = self.advance(running);
@@ -417,7 +454,7 @@ impl Engine {
             };
         }
         if !started {
-            let Some(end) = self.waits_unstarted(running) else {
+            let Some(end) = self.waits_unstarted(running).await else {
                 looks.unstarted = None;
                 return (None, false);
             };
@@ -437,8 +474,8 @@ impl Engine {
     /// The journal's end, when the command's shell has echoed the typed
     /// line, has the terminal to itself and sleeps waiting for keys: it
     /// took everything typed and did not start the command. Only for
-    /// shells whose pid is known (panes on this machine).
-    fn waits_unstarted(&self, running: &Running) -> Option<u64> {
+    /// shells whose pid is known.
+    async fn waits_unstarted(&self, running: &Running) -> Option<u64> {
         let shell = running.shell_pid?;
         let (end, echoed) = self.read_journal(running.pane, |journal| {
             let end = journal.end();
@@ -447,13 +484,14 @@ impl Engine {
                 end > running.cursor && !journal.lines(running.cursor).lines.is_empty(),
             )
         });
-        if !echoed || !proc::in_charge(&Here, shell) {
+        if !echoed {
             return None;
         }
-        let crate::procfs::Fd::Target(tty) = Here.fd_target(shell, 0) else {
+        let fs = self.shell_procfs(running).await;
+        if !proc::in_charge(fs.as_ref(), shell) {
             return None;
-        };
-        let facts = foreground::process(&Here, shell, &tty)?;
+        }
+        let facts = foreground::process(fs.as_ref(), shell, running.tty())?;
         crate::input_state::waits_for_keys(&facts).then_some(end)
     }
 
@@ -558,12 +596,16 @@ impl Engine {
     /// ends a command that way, with no end marker. A command busy in a
     /// builtin (`read`) is not under that prompt, and a nested shell is
     /// another process.
-    fn prompt_back(&self, running: &Running) -> bool {
+    async fn prompt_back(&self, running: &Running) -> bool {
         let (Some(shell), Some(prompt)) = (running.shell_pid, &running.prompt) else {
             return false;
         };
         let shown = self.read_journal(running.pane, shown_prompt);
-        shown.as_ref() == Some(prompt) && proc::idle_in_foreground(&Here, shell)
+        if shown.as_ref() != Some(prompt) {
+            return false;
+        }
+        let fs = self.shell_procfs(running).await;
+        proc::idle_in_foreground(fs.as_ref(), shell)
     }
 
     /// Runs `f` on the table of commands left running. A std `Mutex`: `f`
@@ -586,14 +628,14 @@ impl Engine {
     }
 
     /// The pane's shell, if the pane shows a shell waiting at its prompt.
-    async fn shell_at_prompt(&self, pane: PaneId) -> Result<(Shell, Option<u32>)> {
+    async fn shell_at_prompt(&self, pane: PaneId) -> Result<(Shell, Option<(u32, PaneProcs)>)> {
         // A shell that just finished a command may still be drawing its
         // prompt (a PROMPT_COMMAND, a git-aware prompt): give it a moment
         // before calling it busy.
         let deadline = Instant::now() + PROMPT_GRACE;
         loop {
             match self.prompt_state(pane).await? {
-                Prompt::Ready(shell, pid) => return Ok((shell, pid)),
+                Prompt::Ready(shell, found) => return Ok((shell, found)),
                 Prompt::Never(why) => return Err(Error::NotAtPrompt { pane, why }),
                 Prompt::Busy(why) if Instant::now() >= deadline => {
                     return Err(Error::NotAtPrompt { pane, why });
@@ -621,10 +663,18 @@ impl Engine {
                 "a full-screen program ({program}) is running"
             )));
         }
-        let leader = facts.pid.and_then(|pid| foreground_leader(&Here, pid));
-        let readable = facts
-            .pid
-            .is_some_and(|pid| Here.file(pid, "stat").is_some());
+        let procs = facts.pid.map(|pid| PaneProcs {
+            pid,
+            tty: facts.tty.clone(),
+        });
+        // Read where the pane runs: `/proc` here, or one dump on its host.
+        let fs = match &procs {
+            Some(procs) => self.procfs(procs.pid, &procs.tty).await,
+            None => Arc::new(crate::procfs::Snapshot::default()),
+        };
+        let fs = fs.as_ref();
+        let leader = facts.pid.and_then(|pid| foreground_leader(fs, pid));
+        let readable = facts.pid.is_some_and(|pid| fs.file(pid, "stat").is_some());
         if readable && leader.is_none() {
             // A pane just created: its shell has not taken its terminal yet
             // (or the pane's process is going away). Its end markers could
@@ -640,13 +690,21 @@ impl Engine {
             // goes by the shell's name. Only the nested shell is still there
             // a moment later.
             tokio::time::sleep(LEADER_SETTLE).await;
-            if facts.pid.and_then(|pid| foreground_leader(&Here, pid)) != leader {
+            let again = match &procs {
+                Some(procs) => self.procfs(procs.pid, &procs.tty).await,
+                None => Arc::new(crate::procfs::Snapshot::default()),
+            };
+            if facts
+                .pid
+                .and_then(|pid| foreground_leader(again.as_ref(), pid))
+                != leader
+            {
                 return Ok(Prompt::Busy(
                     "its shell is running its prompt's commands".into(),
                 ));
             }
         }
-        if let Some(name) = leader.and_then(|pid| proc::not_a_shell(&Here, pid)) {
+        if let Some(name) = leader.and_then(|pid| proc::not_a_shell(fs, pid)) {
             // tmux's name for the foreground program can lag behind: a
             // prompt's own command (PROMPT_COMMAND) may hold the terminal. The
             // shell's pid must be right, since its end markers count only
@@ -656,13 +714,13 @@ impl Engine {
                  or use send_keys and wait_for_text to talk to it"
             )));
         }
-        if let Some(child) = leader.and_then(|pid| foreground_child(&Here, pid)) {
+        if let Some(child) = leader.and_then(|pid| foreground_child(fs, pid)) {
             return Ok(Prompt::Busy(format!(
                 "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
                  wait_for_command for an earlier run_command) or interrupt it with keys [\"C-c\"]"
             )));
         }
-        if let Some(script) = leader.and_then(|pid| command_string(&Here, pid)) {
+        if let Some(script) = leader.and_then(|pid| command_string(fs, pid)) {
             // `sh -c 'cat'` before it has exec'd cat: tmux names it a shell,
             // but what is typed goes to the command, never to a prompt.
             return Ok(Prompt::Busy(format!(
@@ -671,7 +729,7 @@ impl Engine {
             )));
         }
         Ok(match Shell::from_command(program) {
-            Some(shell) => Prompt::Ready(shell, leader),
+            Some(shell) => Prompt::Ready(shell, leader.zip(procs)),
             None => Prompt::Busy(format!(
                 "{program:?} is running in the foreground, not a shell at its prompt (a running \
                  command, a REPL or another program); wait for it, or use send_keys and \
@@ -701,15 +759,15 @@ fn shown_prompt(journal: &termpilot_journal::Journal) -> Option<String> {
 /// shell with line editing off) it sleeps in a read of the terminal, which
 /// `/proc/PID/wchan` shows as `wait_woken`. Linux only; elsewhere, or when
 /// the terminal's mode cannot be read, there is nothing to wait for.
-fn ready_for_input(shell: u32) -> bool {
-    let Some(mode) = Here.tty_mode(&format!("/proc/{shell}/fd/0")) else {
+fn ready_for_input(fs: &dyn Procfs, shell: u32, tty: &str) -> bool {
+    let Some(mode) = fs.tty_mode(tty) else {
         return true;
     };
     let reads_terminal = || {
-        Here.text(shell, "wchan")
+        fs.text(shell, "wchan")
             .is_some_and(|wchan| wchan == "wait_woken" || wchan.starts_with("n_tty_read"))
     };
-    proc::in_charge(&Here, shell) && (!mode.canonical || reads_terminal())
+    proc::in_charge(fs, shell) && (!mode.canonical || reads_terminal())
 }
 
 /// Why a shell did not run a command line typed at the offset `view`
