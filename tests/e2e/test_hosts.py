@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conftest import Client, text_of
+from conftest import Client, poll, text_of
 from sshd import Sshd, missing_reason
 
 HOST_PANE_RE = re.compile(r"^ssh/%\d+$")
@@ -315,5 +315,34 @@ def test_channels_belong_to_their_host(tp, far_sshd):
         assert near["outcome"] == "timeout", near
         far = await client.ok("wait_for_channel", {"channel": "tp-far-done", "host": "ssh", "timeout_s": 10})
         assert far["outcome"] == "signalled", far
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+@pytest.mark.parametrize("host", ["local", "ssh"])
+def test_progress_names_the_pane_with_its_host(tp, far_sshd, host):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, host, "progress"))["pane"]
+        messages: list[str] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            messages.append(message or "")
+
+        result = await client.session.call_tool(
+            "run_command",
+            {"pane": pane, "command": "sleep 2.5; echo done", "timeout_s": 20},
+            read_timeout_seconds=30,
+            progress_callback=on_progress,
+        )
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["exit_code"] == 0, result.structured_content
+        # Progress goes out every second; notifications may trail the response.
+        async def reported() -> bool:
+            return bool(messages)
+
+        await poll(reported, 5.0, "a progress message")
+        assert all(f"running a command in {pane}" in m for m in messages), messages
 
     tp.run(body, extra_args=ssh_args(server))

@@ -302,11 +302,15 @@ impl CallContext {
     /// capture) just runs.
     pub(crate) async fn run_work<T>(
         &self,
+        host: &crate::address::Host,
         work: StepWork,
         run: impl Future<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
         match work.limit {
-            Some(limit) => self.run(&work.to_string(), limit, run).await?,
+            Some(limit) => {
+                let what = work.describe(&host.qualify(work.pane));
+                self.run(&what, limit, run).await?
+            }
             None => run.await,
         }
     }

@@ -141,7 +141,7 @@ pub(crate) async fn run_command(
         limit: Some(timeout),
     };
     let running = (pane.engine).run_command_or_input(pane.id, &params.command, timeout, settle);
-    let report = call.run_work(work, running).await?;
+    let report = call.run_work(&pane.host, work, running).await?;
     command_done(server, &pane.host, report, params.max_tokens)?.done()
 }
 

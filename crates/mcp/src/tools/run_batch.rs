@@ -444,7 +444,7 @@ impl StepDriver for Driver<'_> {
         work: StepWork,
         run: impl Future<Output = termpilot_tmux::Result<T>> + Send,
     ) -> termpilot_tmux::Result<T> {
-        let running = self.call.run_work(work, run);
+        let running = self.call.run_work(&self.batch.host, work, run);
         self.call.in_step(index, total, running).await
     }
 

@@ -203,7 +203,7 @@ pub(crate) async fn wait_for_text(
         limit: Some(wait.timeout),
     };
     let waiting = pane.engine.wait_for_text_or_input(pane.id, &wait, settle);
-    let report = call.run_work(work, waiting).await?;
+    let report = call.run_work(&pane.host, work, waiting).await?;
     wait_done(server, &pane.host, pane.id, report, params.max_tokens)?.done()
 }
 
@@ -287,7 +287,7 @@ pub(crate) async fn wait_for_idle(
     };
     let waiting =
         (pane.engine).wait_for_idle_or_input(pane.id, idle.quiet, idle.timeout, idle.settle);
-    let report = call.run_work(work, waiting).await?;
+    let report = call.run_work(&pane.host, work, waiting).await?;
     wait_done(server, &pane.host, pane.id, report, None)?.done()
 }
 

@@ -182,13 +182,20 @@ pub enum WorkKind {
 impl fmt::Display for StepWork {
     /// What the work does, as progress messages say it: "waiting for text in %3".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pane = self.pane;
+        f.write_str(&self.describe(&self.pane.to_string()))
+    }
+}
+
+impl StepWork {
+    /// What the work does, its pane written as `pane` (`build/%3` for a
+    /// pane on another host).
+    pub fn describe(&self, pane: &str) -> String {
         match self.kind {
-            WorkKind::WaitForText => write!(f, "waiting for text in {pane}"),
-            WorkKind::WaitForIdle => write!(f, "waiting for {pane} to go quiet"),
-            WorkKind::Capture => write!(f, "capturing {pane}"),
-            WorkKind::CaptureSince => write!(f, "reading the output of {pane}"),
-            WorkKind::RunCommand => write!(f, "running a command in {pane}"),
+            WorkKind::WaitForText => format!("waiting for text in {pane}"),
+            WorkKind::WaitForIdle => format!("waiting for {pane} to go quiet"),
+            WorkKind::Capture => format!("capturing {pane}"),
+            WorkKind::CaptureSince => format!("reading the output of {pane}"),
+            WorkKind::RunCommand => format!("running a command in {pane}"),
         }
     }
 }
