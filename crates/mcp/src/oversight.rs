@@ -81,15 +81,8 @@ pub(crate) async fn admit(
     if oversight.confirm.is_empty() {
         return Ok(());
     }
-    let pieces = approval::pieces(tool, arguments);
-    let (result, answer) = approval::approve(
-        &oversight.confirm,
-        server,
-        call.peer(),
-        &call.cancellation(),
-        &pieces,
-    )
-    .await;
+    let (result, answer) =
+        approval::approve(&oversight.confirm, server, call, tool, arguments).await;
     call.record_approval(answer);
     result
 }
