@@ -27,8 +27,8 @@ from test_http import http_server  # noqa: F401 (a fixture)
 
 VALUE = "Pa55-w0rd-typed-by-the-person"
 CONFIGURED = "db"
-# A pane whose program waits at a hidden prompt, then says how long the answer was.
-READ_SECRET = "bash --norc --noprofile -c 'read -s -p \"Password: \" pw; echo; echo \"got ${#pw} chars\"; sleep 60'"
+# A pane whose program waits at a hidden prompt, then prints the answer back.
+READ_SECRET = "bash --norc --noprofile -c 'read -s -p \"Password: \" pw; echo; echo \"got ${#pw} chars: $pw\"; sleep 60'"
 DANGER = "rm -rf ./nothing-here"
 QUIET_S = 0.5
 MODERN = "2026-07-28"
@@ -177,7 +177,8 @@ def test_the_person_types_a_secret_on_the_page(tp: Termpilot, tmp_path: Path) ->
             typed = await client.ok("type_secret", {"pane": pane, "name": "vault_password"})
             assert typed["typed_by_person"] is True and typed["name"] == "vault_password", typed
             assert typed["pane"] == pane
-            await shows(client, pane, f"got {len(VALUE)} chars")
+            # The program printed it back: results show its name instead.
+            await shows(client, pane, f"got {len(VALUE)} chars: [secret vault_password]")
             (question,) = person.questions
             assert person.checks == [question.url]
             assert question.url.startswith("http://127.0.0.1:"), question.url
@@ -425,7 +426,7 @@ def test_the_person_types_a_secret_through_input_required(tp: Termpilot, tmp_pat
             assert waited["outcome"] == "awaiting_input" and waited["secret"] is True, waited
             typed = await client.ok("type_secret", {"pane": pane, "name": "vault_password"})
             assert typed["typed_by_person"] is True, typed
-            await shows(client, pane, f"got {len(VALUE)} chars")
+            await shows(client, pane, f"got {len(VALUE)} chars: [secret vault_password]")
             (question,) = person.questions
             assert person.checks == [question.url]
             # Declined: nothing typed, and the page is gone.
@@ -443,3 +444,7 @@ def test_the_person_types_a_secret_through_input_required(tp: Termpilot, tmp_pat
     assert VALUE not in log.read_text()
     records = [r for r in lines(log) if r["tool"] == "type_secret"]
     assert [r["outcome"] for r in records] == ["input_required", "ok", "input_required", "error"], records
+    answers = [r["approval"].get("answer") for r in records]
+    assert answers == ["pending", "typed", "pending", "decline"], records
+    # The client named itself in the request (no initialize under 2026-07-28).
+    assert all(r.get("client", {}).get("name") for r in records), records

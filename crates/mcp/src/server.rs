@@ -83,6 +83,8 @@ pub struct TermpilotServer {
     pub(crate) questions: Arc<Questions>,
     /// Pages where the person types secrets.
     pub(crate) pages: Arc<SecretPages>,
+    /// What is kept of the secrets the person typed, to hide them in results.
+    pub(crate) fingerprints: Arc<crate::secrets::Fingerprints>,
 }
 
 impl TermpilotServer {
@@ -108,6 +110,7 @@ impl TermpilotServer {
             oversight: Arc::new(Oversight::default()),
             questions: Arc::default(),
             pages: Arc::new(SecretPages::new()),
+            fingerprints: Arc::default(),
         })
     }
 

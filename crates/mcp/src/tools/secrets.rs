@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use termpilot_tmux::{AwaitingInput, Input};
+use tokio::time::Instant;
 
 use crate::address::{Pane, pane};
 use crate::audit::Approval;
@@ -19,6 +20,7 @@ use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::questions::{self, Asked};
 use crate::secret_page::{About, NoValue, Opened, PersonSecret, wipe};
+use crate::secrets::Fingerprint;
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
@@ -66,7 +68,7 @@ impl Tool for TypeSecret {
         with echo off (outcome awaiting_input, secret: true), then Enter; you never see it. A \
         configured name (--secret NAME=...) is typed at once; for another, the person types it \
         on a one-shot local page (URL-mode elicitation) and the call returns when they have. \
-        Results show [secret NAME] where a program prints a configured one.";
+        Results show [secret NAME] where a program prints it.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Writes;
     type Params = TypeSecretParams;
@@ -137,7 +139,7 @@ async fn type_value(pane: &Pane, value: String, enter: bool) -> ToolResult<Strin
         keys: Vec::new(),
         enter,
     };
-    let typed = pane.engine.send_input(pane.id, &input).await;
+    let typed = pane.engine.send_secret(pane.id, &input).await;
     if let Some(value) = input.text.take() {
         wipe(value);
     }
@@ -169,7 +171,7 @@ async fn typed_by_person(
     let arguments = json!({"pane": params.pane, "name": params.name, "enter": params.enter});
     if call.stateless() && call.continuation().state.is_some() {
         let page = answered(server, call, &arguments)?;
-        return receive_and_type(call, &pane, &params, page, None).await;
+        return receive_and_type(server, call, &pane, &params, page, None).await;
     }
     if !call.elicits(true) {
         call.record_approval(Approval {
@@ -230,7 +232,7 @@ async fn typed_by_person(
         Err(e) => return Err(failed(call, &e)),
     };
     accepted(call, action, &params.name)?;
-    receive_and_type(call, &pane, &params, page, Some(id)).await
+    receive_and_type(server, call, &pane, &params, page, Some(id)).await
 }
 
 /// The page a call under protocol 2026-07-28 brings the person's answer
@@ -293,15 +295,20 @@ fn failed(call: &CallContext, why: &str) -> ToolError {
 /// Waits for the person's submission on `page`, then types it into the
 /// pane, if it still waits at a hidden prompt.
 async fn receive_and_type(
+    server: &TermpilotServer,
     call: &CallContext,
     pane: &Pane,
     params: &TypeSecretParams,
     mut page: Opened,
     elicitation: Option<String>,
 ) -> Outcome {
-    let value: PersonSecret = match page.receive(&call.cancellation()).await {
-        Ok(value) => value,
-        Err(NoValue::Expired) => {
+    let left = page.expires().saturating_duration_since(Instant::now());
+    let cancelled = call.cancellation();
+    let what = "waiting for the person to type the secret on the page";
+    let received = call.run(what, left, page.receive(&cancelled)).await;
+    let value: PersonSecret = match received {
+        Ok(Ok(value)) => value,
+        Ok(Err(NoValue::Expired)) => {
             call.record_approval(Approval {
                 asked: true,
                 answer: Some("expired"),
@@ -312,7 +319,9 @@ async fn receive_and_type(
                 params.name
             )));
         }
-        Err(NoValue::Cancelled) => return Err(failed(call, "cancelled by the client")),
+        Ok(Err(NoValue::Cancelled)) | Err(_) => {
+            return Err(failed(call, "cancelled by the client"));
+        }
     };
     drop(page);
     if let Some(id) = elicitation {
@@ -328,7 +337,11 @@ async fn receive_and_type(
              {why}"
         )));
     }
-    let cursor = type_value(pane, value.take(), params.enter).await?;
+    let value = value.take();
+    if let Some(fingerprint) = Fingerprint::of(&params.name, &value) {
+        server.fingerprints.add(fingerprint);
+    }
+    let cursor = type_value(pane, value, params.enter).await?;
     call.record_approval(Approval {
         asked: true,
         answer: Some("typed"),
@@ -340,8 +353,9 @@ async fn receive_and_type(
         typed_by_person: true,
     };
     let text = format!(
-        "the person typed the secret {} into {pane}; termpilot kept no copy",
-        entry.name
+        "the person typed the secret {} into {pane}; termpilot kept no copy (results show \
+         [secret {}] should the program print it)",
+        entry.name, entry.name
     );
     Done::new(&entry, text)
 }
