@@ -448,3 +448,23 @@ def test_the_person_types_a_secret_through_input_required(tp: Termpilot, tmp_pat
     assert answers == ["pending", "typed", "pending", "decline"], records
     # The client named itself in the request (no initialize under 2026-07-28).
     assert all(r.get("client", {}).get("name") for r in records), records
+
+
+def test_the_person_types_a_secret_over_stateless_http(http_server: Any) -> None:
+    server = http_server()
+    person = Person()
+
+    async def body() -> None:
+        async with http_modern(server, person) as modern:
+            client = Modern(modern)
+            pane = (await client.ok("create_session", {"name": "vault", "command": READ_SECRET}))["pane"]
+            waited = await client.ok("wait_for_text", {"pane": pane, "pattern": "tp-never", "timeout_s": 10})
+            assert waited["outcome"] == "awaiting_input" and waited["secret"] is True, waited
+            typed = await client.ok("type_secret", {"pane": pane, "name": "api_token", "enter": True})
+            assert typed["typed_by_person"] is True and typed["pane"] == pane, typed
+            await shows(client, pane, f"got {len(VALUE)} chars: [secret api_token]")
+            assert len(person.checks) == 1
+            for seen in client.seen:
+                assert VALUE not in seen, seen
+
+    run(body)

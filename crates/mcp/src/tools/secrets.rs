@@ -158,6 +158,14 @@ async fn typed_by_person(
     params: TypeSecretParams,
     call: &CallContext,
 ) -> Outcome {
+    // The arguments as the question keeps them: a retry must repeat them.
+    let arguments = json!({"pane": params.pane, "name": params.name, "enter": params.enter});
+    // A retry under 2026-07-28 takes its question (and page) first, so that
+    // the page closes whatever happens next.
+    let resumed = match call.stateless() && call.continuation().state.is_some() {
+        true => Some(answered(server, call, &arguments)?),
+        false => None,
+    };
     let pane = pane(server, &params.pane).await?;
     let input = hidden_prompt(&pane).await?.map_err(|why| {
         ToolError::Refused(format!(
@@ -167,10 +175,7 @@ async fn typed_by_person(
             server.options.secrets.names()
         ))
     })?;
-    // The arguments as the question keeps them: a retry must repeat them.
-    let arguments = json!({"pane": params.pane, "name": params.name, "enter": params.enter});
-    if call.stateless() && call.continuation().state.is_some() {
-        let page = answered(server, call, &arguments)?;
+    if let Some(page) = resumed {
         return receive_and_type(server, call, &pane, &params, page, None).await;
     }
     if !call.elicits(true) {
