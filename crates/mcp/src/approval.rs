@@ -1,21 +1,25 @@
 //! Approvals: before a call types text matching a `--confirm` pattern, the
 //! person is asked through MCP elicitation (form mode, one boolean
 //! `approve`). Only the client's answer, which comes from the person, lets
-//! the text through: no tool argument can.
+//! the text through: no tool argument can. Under protocol 2026-07-28 the
+//! question goes out as an input-required result and the answer comes back
+//! with the retried call, tied to it by a handle kept server-side (see
+//! [`crate::questions`]).
 
 use regex::Regex;
 use rmcp::RoleServer;
 use rmcp::model::{
-    BooleanSchema, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction,
-    ElicitationSchema, ServerRequest,
+    BooleanSchema, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, ServerRequest,
 };
 use rmcp::service::Peer;
 use serde_json::Value;
 use termpilot_tmux::PaneScope;
-use tokio_util::sync::CancellationToken;
 
 use crate::audit::Approval;
 use crate::error::{ToolError, ToolResult};
+use crate::questions::{self, Asked};
+use crate::server::{CallContext, TermpilotServer};
 
 /// The patterns of text that needs the person's approval.
 #[derive(Debug, Clone, Default)]
@@ -82,15 +86,22 @@ impl Piece {
     }
 }
 
-/// Asks the person about the pieces that match a pattern, all in one
-/// question; `Ok` when none matches or the person approved.
+/// The key of the approval question in an input-required result.
+const APPROVE: &str = "approve";
+
+/// Asks the person about the text a call of `tool` with `arguments` would
+/// type, when any of it matches a pattern: all of it in one question, through
+/// `elicitation/create` or, under protocol 2026-07-28, an input-required
+/// result answered by the call that comes back. `Ok` when nothing matches or
+/// the person approved.
 pub(crate) async fn approve(
     confirm: &Confirm,
-    server: &crate::server::TermpilotServer,
-    peer: &Peer<RoleServer>,
-    cancelled: &CancellationToken,
-    pieces: &[Piece],
+    server: &TermpilotServer,
+    call: &CallContext,
+    tool: &str,
+    arguments: &Value,
 ) -> (ToolResult<()>, Approval) {
+    let pieces = pieces(tool, arguments);
     let matched: Vec<(&Piece, &Regex)> = pieces
         .iter()
         .filter_map(|piece| confirm.first_match(&piece.text).map(|p| (piece, p)))
@@ -103,7 +114,10 @@ pub(crate) async fn approve(
         .map(|(_, p)| format!("/{}/", p.as_str()))
         .collect::<Vec<_>>()
         .join(", ");
-    if !supports_form_elicitation(peer) {
+    if call.stateless() && call.continuation().state.is_some() {
+        return answered(server, call, tool, arguments, &patterns);
+    }
+    if !call.elicits(false) {
         let refusal = format!(
             "refused: this input matches the pattern /{}/ (set with --confirm), which needs the \
              person's approval, and approvals need a client that supports elicitation; this \
@@ -117,21 +131,77 @@ pub(crate) async fn approve(
         return (Err(ToolError::Refused(refusal)), approval);
     }
     let message = question(server, &matched).await;
+    if call.stateless() {
+        let asked = form(message).map_err(ToolError::Failed).and_then(|params| {
+            let handle = server.questions.ask(tool, arguments, Asked::Approval)?;
+            let input = questions::input_required(APPROVE, params, handle);
+            Err(ToolError::NeedsInput(Box::new(input)))
+        });
+        let approval = Approval {
+            asked: true,
+            answer: Some("pending"),
+        };
+        return (asked, approval);
+    }
+    let cancelled = call.cancellation();
     let answer = tokio::select! {
-        answer = ask(peer, message) => answer,
+        answer = ask(call.peer(), message) => answer,
         () = cancelled.cancelled() => Err("cancelled by the client".to_owned()),
     };
-    let (result, answer) = match answer {
-        Ok(Answer::Approved) => (Ok(()), "approve"),
-        Ok(Answer::Declined) => (Err(declined(&patterns)), "decline"),
-        Ok(Answer::Cancelled) => (Err(declined(&patterns)), "cancel"),
+    match answer {
+        Ok(answer) => decided(answer, &patterns),
         Err(e) => (
             Err(ToolError::refused(format!(
                 "the person's approval was needed (pattern {patterns}) but the question \
                  failed: {e}. Nothing was typed."
             ))),
-            "failed",
+            Approval {
+                asked: true,
+                answer: Some("failed"),
+            },
         ),
+    }
+}
+
+/// The person's answer that a call under protocol 2026-07-28 brings back,
+/// to the question its `requestState` names.
+fn answered(
+    server: &TermpilotServer,
+    call: &CallContext,
+    tool: &str,
+    arguments: &Value,
+    patterns: &str,
+) -> (ToolResult<()>, Approval) {
+    let continuation = call.continuation();
+    let state = continuation.state.as_deref().unwrap_or_default();
+    let answer = server
+        .questions
+        .take(state, tool, arguments)
+        .and_then(|asked| match asked {
+            Asked::Approval => continuation.answer(APPROVE).map(|r| Answer::of(&r)),
+            Asked::Secret(_) => Err(ToolError::refused(
+                "the requestState is for another question (a secret), not this approval. \
+                 Nothing was typed.",
+            )),
+        });
+    match answer {
+        Ok(answer) => decided(answer, patterns),
+        Err(error) => (
+            Err(error),
+            Approval {
+                asked: true,
+                answer: Some("invalid"),
+            },
+        ),
+    }
+}
+
+/// The call's fate, and the audit's record, given the person's answer.
+fn decided(answer: Answer, patterns: &str) -> (ToolResult<()>, Approval) {
+    let (result, answer) = match answer {
+        Answer::Approved => (Ok(()), "approve"),
+        Answer::Declined => (Err(declined(patterns)), "decline"),
+        Answer::Cancelled => (Err(declined(patterns)), "cancel"),
     };
     let approval = Approval {
         asked: true,
@@ -147,38 +217,54 @@ fn declined(patterns: &str) -> ToolError {
     ))
 }
 
-/// Whether the client declared form-mode elicitation (a bare `elicitation`
-/// capability means form mode).
-fn supports_form_elicitation(peer: &Peer<RoleServer>) -> bool {
-    let Some(info) = peer.peer_info() else {
-        return false;
-    };
-    match &info.capabilities.elicitation {
-        Some(capability) => capability.form.is_some() || capability.url.is_none(),
-        None => false,
-    }
-}
-
 enum Answer {
     Approved,
     Declined,
     Cancelled,
 }
 
-async fn ask(peer: &Peer<RoleServer>, message: String) -> Result<Answer, String> {
+impl Answer {
+    /// Only an accepted form with `approve: true` approves.
+    fn of(result: &ElicitResult) -> Answer {
+        match result.action {
+            ElicitationAction::Accept => {
+                let approved = result
+                    .content
+                    .as_ref()
+                    .and_then(|c| c.get(APPROVE))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                if approved {
+                    Answer::Approved
+                } else {
+                    Answer::Declined
+                }
+            }
+            ElicitationAction::Cancel => Answer::Cancelled,
+            // Decline, and any answer a later protocol may add: not an approval.
+            _ => Answer::Declined,
+        }
+    }
+}
+
+/// The approval question as a form with one boolean.
+fn form(message: String) -> Result<ElicitRequestParams, String> {
     let schema = ElicitationSchema::builder()
-        .required_bool_with("approve", |b: BooleanSchema| {
+        .required_bool_with(APPROVE, |b: BooleanSchema| {
             b.title("Approve")
                 .description("true to type the text into the pane, false to refuse")
         })
         .build()
         .map_err(str::to_owned)?;
-    let params = ElicitRequestParams::FormElicitationParams {
+    Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message,
         requested_schema: schema,
-    };
-    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+    })
+}
+
+async fn ask(peer: &Peer<RoleServer>, message: String) -> Result<Answer, String> {
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(form(message)?));
     let response = peer
         .send_request(request)
         .await
@@ -186,29 +272,12 @@ async fn ask(peer: &Peer<RoleServer>, message: String) -> Result<Answer, String>
     let ClientResult::ElicitResult(result) = response else {
         return Err("the client answered with something other than an elicitation result".into());
     };
-    Ok(match result.action {
-        ElicitationAction::Accept => {
-            let approved = result
-                .content
-                .as_ref()
-                .and_then(|c| c.get("approve"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            if approved {
-                Answer::Approved
-            } else {
-                Answer::Declined
-            }
-        }
-        ElicitationAction::Cancel => Answer::Cancelled,
-        // Decline, and any answer a later protocol may add: not an approval.
-        _ => Answer::Declined,
-    })
+    Ok(Answer::of(&result))
 }
 
 /// The question: each pane (with its session, program and host) and the
 /// exact text it would get.
-async fn question(server: &crate::server::TermpilotServer, matched: &[(&Piece, &Regex)]) -> String {
+async fn question(server: &TermpilotServer, matched: &[(&Piece, &Regex)]) -> String {
     let mut message = if matched.len() == 1 {
         "An AI agent wants to type this into a terminal. Approve?\n".to_owned()
     } else {

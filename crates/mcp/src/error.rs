@@ -18,6 +18,11 @@ pub(crate) enum ToolError {
     /// encode a result).
     #[error("{0}")]
     Failed(String),
+    /// Not a failure: the call needs the person's answer first, and the
+    /// protocol (2026-07-28) asks for it with an input-required result,
+    /// which the client answers by calling again (see `questions`).
+    #[error("the call needs the person's answer first")]
+    NeedsInput(Box<rmcp::model::InputRequiredResult>),
 }
 
 impl ToolError {
@@ -33,6 +38,9 @@ impl ToolError {
             ToolError::Engine(error) => error,
             ToolError::Refused(message) | ToolError::Failed(message) => {
                 termpilot_tmux::Error::InvalidArgument(message)
+            }
+            needs @ ToolError::NeedsInput(_) => {
+                termpilot_tmux::Error::InvalidArgument(needs.to_string())
             }
         }
     }

@@ -21,6 +21,10 @@
 //! - [`http`]: serving over streamable HTTP, with a bearer token and limits.
 //! - [`oversight`]: a person in the loop: scope ([`scope`]), approvals
 //!   through elicitation (`approval`) and the audit log (`audit`).
+//! - `questions`: what the person was asked through an input-required
+//!   result (protocol 2026-07-28), kept until the call that answers it.
+//! - `secret_page`: the loopback page where the person types a secret the
+//!   agent asked for by a name that is not configured (URL elicitation).
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -44,8 +48,11 @@ pub mod http;
 mod jsonrpc;
 pub mod oversight;
 mod progress;
+mod questions;
+mod random;
 mod schema;
 pub mod scope;
+mod secret_page;
 pub mod secrets;
 pub mod server;
 mod stdio;

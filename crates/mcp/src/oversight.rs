@@ -81,15 +81,8 @@ pub(crate) async fn admit(
     if oversight.confirm.is_empty() {
         return Ok(());
     }
-    let pieces = approval::pieces(tool, arguments);
-    let (result, answer) = approval::approve(
-        &oversight.confirm,
-        server,
-        call.peer(),
-        &call.cancellation(),
-        &pieces,
-    )
-    .await;
+    let (result, answer) =
+        approval::approve(&oversight.confirm, server, call, tool, arguments).await;
     call.record_approval(answer);
     result
 }
@@ -117,9 +110,10 @@ impl Oversight {
         context: &RequestContext<RoleServer>,
     ) -> Option<Pending> {
         let log = self.audit.as_ref()?;
-        let client = context.peer.peer_info().map(|info| audit::Client {
-            name: info.client_info.name.clone(),
-            version: info.client_info.version.clone(),
+        // From initialize, or from the request itself (protocol 2026-07-28).
+        let client = context.client_info().map(|info| audit::Client {
+            name: info.name,
+            version: info.version,
         });
         let transport = if context
             .extensions

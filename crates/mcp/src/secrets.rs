@@ -4,10 +4,15 @@
 //! never logged or printed (`Debug` shows `[secret NAME]`), and wherever a
 //! result would show it (a program printing it back), `[secret NAME]` is
 //! shown instead.
+//!
+//! A secret the person typed on a page (`crate::secret_page`) is not kept:
+//! only its [`Fingerprint`] is, so that results can hide it too.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::error::ToolResult;
 use crate::server::{Done, TermpilotServer};
@@ -139,6 +144,106 @@ impl Secrets {
     }
 }
 
+/// A secret the person typed, remembered only well enough to hide it should
+/// a program print it back: its length in bytes and a salted SHA-256, never
+/// the value.
+pub(crate) struct Fingerprint {
+    name: String,
+    len: usize,
+    salt: String,
+    digest: [u8; 32],
+}
+
+/// Values shorter than this are not looked for: hiding every occurrence of
+/// two or three common characters would garble results.
+const SHORTEST_HIDDEN: usize = 4;
+
+/// The most fingerprints kept; the oldest go first.
+const FINGERPRINTS_KEPT: usize = 32;
+
+impl Fingerprint {
+    /// The fingerprint of `value`, typed for the secret `name`; `None` when
+    /// it is too short to look for (or no salt can be made).
+    pub(crate) fn of(name: &str, value: &str) -> Option<Fingerprint> {
+        if value.len() < SHORTEST_HIDDEN {
+            return None;
+        }
+        let salt = crate::random::hex_token(16)?;
+        let digest = salted(&salt, value.as_bytes());
+        Some(Fingerprint {
+            name: name.to_owned(),
+            len: value.len(),
+            salt,
+            digest,
+        })
+    }
+
+    /// `text` with every stretch that has this fingerprint replaced by
+    /// `[secret NAME]`.
+    fn hide(&self, text: &str) -> String {
+        let mut out = String::new();
+        let mut copied = 0;
+        for (start, _) in text.char_indices() {
+            let end = start + self.len;
+            if start < copied || end > text.len() || !text.is_char_boundary(end) {
+                continue;
+            }
+            if salted(&self.salt, &text.as_bytes()[start..end]) == self.digest {
+                out.push_str(&text[copied..start]);
+                out.push_str(&format!("[secret {}]", self.name));
+                copied = end;
+            }
+        }
+        if copied == 0 {
+            return text.to_owned();
+        }
+        out.push_str(&text[copied..]);
+        out
+    }
+}
+
+fn salted(salt: &str, bytes: &[u8]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(salt.as_bytes());
+    hasher.update(bytes);
+    hasher.finalize().into()
+}
+
+/// The fingerprints of secrets the person typed. A std `Mutex`: held while a
+/// result is scanned, never across an `.await`.
+#[derive(Default)]
+pub(crate) struct Fingerprints(Mutex<Vec<Fingerprint>>);
+
+impl std::fmt::Debug for Fingerprints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Fingerprints")
+    }
+}
+
+impl Fingerprints {
+    /// Remembers one more.
+    pub(crate) fn add(&self, fingerprint: Fingerprint) {
+        let mut kept = self.lock();
+        if kept.len() == FINGERPRINTS_KEPT {
+            kept.remove(0);
+        }
+        kept.push(fingerprint);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    fn hide(&self, text: &str) -> String {
+        let kept = self.lock();
+        kept.iter().fold(text.to_owned(), |text, f| f.hide(&text))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Fingerprint>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// Replaces every value of `pairs` in `text`.
 fn redact(text: &str, pairs: &[(String, String)]) -> String {
     pairs.iter().fold(text.to_owned(), |text, (value, shown)| {
@@ -149,38 +254,44 @@ fn redact(text: &str, pairs: &[(String, String)]) -> String {
     })
 }
 
-fn redact_value(value: &mut Value, pairs: &[(String, String)]) {
+fn redact_value(value: &mut Value, redact: &impl Fn(&str) -> String) {
     match value {
-        Value::String(s) => *s = redact(s, pairs),
-        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, pairs)),
-        Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, pairs)),
+        Value::String(s) => *s = redact(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, redact)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, redact)),
         _ => {}
     }
 }
 
 impl TermpilotServer {
-    /// `text` with every configured secret's value replaced by its name:
-    /// applied to full texts before they are kept for `read_output`.
+    /// `text` with every secret's value (configured, or typed by the person)
+    /// replaced by its name: applied to full texts before they are kept for
+    /// `read_output`.
     pub(crate) fn redact_text(&self, text: &str) -> String {
         let pairs = self.options.secrets.replacements();
-        redact(text, &pairs)
+        let text = redact(text, &pairs);
+        match self.fingerprints.is_empty() {
+            true => text,
+            false => self.fingerprints.hide(&text),
+        }
     }
 
-    /// A tool's outcome with every configured secret's value replaced by
-    /// its name, in the text, the structured content and error messages.
+    /// A tool's outcome with every secret's value replaced by its name, in
+    /// the text, the structured content and error messages.
     pub(crate) fn redact_outcome(&self, outcome: ToolResult<Done>) -> Result<Done, String> {
         let outcome = outcome.map_err(|error| error.to_string());
-        if self.options.secrets.0.is_empty() {
+        if self.options.secrets.0.is_empty() && self.fingerprints.is_empty() {
             return outcome;
         }
         let pairs = self.options.secrets.replacements();
+        let hide = |text: &str| self.fingerprints.hide(&redact(text, &pairs));
         match outcome {
             Ok(mut done) => {
-                done.text = redact(&done.text, &pairs);
-                redact_value(&mut done.structured, &pairs);
+                done.text = hide(&done.text);
+                redact_value(&mut done.structured, &hide);
                 Ok(done)
             }
-            Err(message) => Err(redact(&message, &pairs)),
+            Err(message) => Err(hide(&message)),
         }
     }
 }
@@ -213,7 +324,7 @@ mod tests {
             "got [secret pw] and [secret short]"
         );
         let mut value = serde_json::json!({"a": ["x hunter2 y", 3], "b": {"c": "hunter2"}});
-        redact_value(&mut value, &pairs);
+        redact_value(&mut value, &|text: &str| redact(text, &pairs));
         assert_eq!(
             value,
             serde_json::json!({"a": ["x [secret pw] y", 3], "b": {"c": "[secret pw]"}})
@@ -225,5 +336,24 @@ mod tests {
         let secret: Secret = "tok=env:TP_SURELY_UNSET_VARIABLE".parse().unwrap();
         let error = secret.value().unwrap_err();
         assert!(error.contains("TP_SURELY_UNSET_VARIABLE"), "{error}");
+    }
+
+    #[test]
+    fn a_fingerprint_hides_the_value_it_was_made_of() {
+        let fingerprint = Fingerprint::of("vault", "hunter2").expect("long enough");
+        assert!(!format!("{}{:?}", fingerprint.salt, fingerprint.digest).contains("hunter2"));
+        assert_eq!(
+            fingerprint.hide("you typed: hunter2, hunter2!"),
+            "you typed: [secret vault], [secret vault]!"
+        );
+        assert_eq!(fingerprint.hide("hunter"), "hunter");
+        assert_eq!(fingerprint.hide("é hunter2é"), "é [secret vault]é");
+        assert_eq!(fingerprint.hide(""), "");
+        assert!(Fingerprint::of("pin", "123").is_none());
+        let kept = Fingerprints::default();
+        assert!(kept.is_empty());
+        kept.add(fingerprint);
+        kept.add(Fingerprint::of("other", "s3cr3t").unwrap());
+        assert_eq!(kept.hide("hunter2 s3cr3t"), "[secret vault] [secret other]");
     }
 }

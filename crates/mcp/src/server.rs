@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -23,6 +23,8 @@ use crate::catalog::{self, Spec};
 use crate::error::{ToolError, ToolResult};
 use crate::oversight::{self, Oversight};
 use crate::progress::{Gate, Step};
+use crate::questions::{Continuation, Questions};
+use crate::secret_page::SecretPages;
 use crate::toolset::Toolsets;
 use crate::validate::Validators;
 
@@ -76,6 +78,13 @@ pub struct TermpilotServer {
     pub(crate) store: Arc<Mutex<OutputStore>>,
     /// Scope, approvals and audit log.
     pub(crate) oversight: Arc<Oversight>,
+    /// Questions asked through input-required results, awaiting the call
+    /// that brings the answer (shared by every session and request).
+    pub(crate) questions: Arc<Questions>,
+    /// Pages where the person types secrets.
+    pub(crate) pages: Arc<SecretPages>,
+    /// What is kept of the secrets the person typed, to hide them in results.
+    pub(crate) fingerprints: Arc<crate::secrets::Fingerprints>,
 }
 
 impl TermpilotServer {
@@ -99,6 +108,9 @@ impl TermpilotServer {
             validators: Arc::new(Validators::new()),
             store: Arc::new(Mutex::new(store)),
             oversight: Arc::new(Oversight::default()),
+            questions: Arc::default(),
+            pages: Arc::new(SecretPages::new()),
+            fingerprints: Arc::default(),
         })
     }
 
@@ -217,6 +229,9 @@ impl ServerHandler for TermpilotServer {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let started = std::time::Instant::now();
         let audit = self.oversight.begin(&request.name, &arguments, &context);
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
         let call = CallContext {
             token: context.meta.get_progress_token(),
             peer: context.peer.clone(),
@@ -224,9 +239,22 @@ impl ServerHandler for TermpilotServer {
             gate: Mutex::default(),
             step: Mutex::default(),
             approval: Mutex::default(),
+            stateless,
+            capabilities: context.client_capabilities(),
+            continuation: Continuation {
+                responses: request.input_responses,
+                state: request.request_state,
+            },
         };
         let outcome = self.call(&request.name, arguments, &call).await;
         call.settle_before_response().await;
+        if let Err(ToolError::NeedsInput(input)) = outcome {
+            if let Some(audit) = audit {
+                let pending = serde_json::json!({"outcome": "input_required"});
+                audit.finish(Ok(&pending), lock(&call.approval).clone());
+            }
+            return Ok(CallToolResponse::InputRequired(*input));
+        }
         let outcome = self.redact_outcome(outcome);
         if let Some(audit) = audit {
             let approval = lock(&call.approval).clone();
@@ -262,6 +290,15 @@ pub(crate) struct CallContext {
     step: Mutex<Option<Step>>,
     /// Whether the person was asked about this call, and their answer.
     approval: Mutex<crate::audit::Approval>,
+    /// The request is of protocol 2026-07-28 or later, which has no
+    /// requests from server to client: the person is asked through
+    /// input-required results instead of `elicitation/create`.
+    stateless: bool,
+    /// What the client can do, as this request (2026-07-28) or its session
+    /// declared it.
+    capabilities: Option<ClientCapabilities>,
+    /// The answers this call brings to an earlier input-required result.
+    continuation: Continuation,
 }
 
 impl CallContext {
@@ -336,6 +373,31 @@ impl CallContext {
     /// Notes the person's answer about this call, for the audit log.
     pub(crate) fn record_approval(&self, approval: crate::audit::Approval) {
         *lock(&self.approval) = approval;
+    }
+
+    /// Whether the person must be asked through input-required results
+    /// (protocol 2026-07-28) rather than `elicitation/create`.
+    pub(crate) fn stateless(&self) -> bool {
+        self.stateless
+    }
+
+    /// The answers this call brings to an earlier input-required result.
+    pub(crate) fn continuation(&self) -> &Continuation {
+        &self.continuation
+    }
+
+    /// Whether the client declared elicitation in URL mode (`url`) or in
+    /// form mode (a bare `elicitation` capability means form mode).
+    pub(crate) fn elicits(&self, url: bool) -> bool {
+        let capability = self
+            .capabilities
+            .as_ref()
+            .and_then(|c| c.elicitation.as_ref());
+        match capability {
+            Some(capability) if url => capability.url.is_some(),
+            Some(capability) => capability.form.is_some() || capability.url.is_none(),
+            None => false,
+        }
     }
 
     /// The request's cancellation token.

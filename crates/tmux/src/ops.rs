@@ -573,6 +573,16 @@ impl Engine {
         Ok(self.cursor(pane, cursor))
     }
 
+    /// Types a secret into a pane as [`Engine::send_input`] types input, but
+    /// keeps no copy of it: recent input is kept to tell its echo from the
+    /// program's output, and a secret typed at a hidden prompt has no echo.
+    pub async fn send_secret(&self, pane: PaneId, input: &Input) -> Result<Cursor> {
+        self.refuse_own_pane(pane, "type into")?;
+        self.refuse_held(&[pane]).await?;
+        let cursor = self.run_for_pane(pane, input_commands(pane, input)).await?;
+        Ok(self.cursor(pane, cursor))
+    }
+
     /// Pastes text into a pane through a tmux buffer, bracketed when the
     /// program asked for bracketed paste and `bracketed` is set. Returns the
     /// cursor from before the paste.
