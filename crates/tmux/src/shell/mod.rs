@@ -455,8 +455,10 @@ impl Engine {
         }
         if !started {
             let Some(end) = self.waits_unstarted(running).await else {
+                // The shell may go on to wait without printing anything
+                // more: look again.
                 looks.unstarted = None;
-                return (None, false);
+                return (None, running.shell_pid.is_some());
             };
             match looks.unstarted {
                 Some((seen, since)) if seen == end => {
