@@ -35,8 +35,8 @@ impl Machine {
             "{name}=exec:env TMUX_TMPDIR={} SHELL=/bin/bash",
             self.dir.path().display()
         )
-            .parse()
-            .expect("spec parses")
+        .parse()
+        .expect("spec parses")
     }
 
     /// Runs tmux against termpilot's server on this "machine".
