@@ -255,6 +255,11 @@ impl ClientHandle {
         self.lag.is_behind()
     }
 
+    /// Whether the client's task has ended: nothing sent to it goes anywhere.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
     /// Sends one call and waits for its reply.
     pub(crate) async fn call(&self, call: Call) -> Result<Answer> {
         let command = call.command;

@@ -1,6 +1,12 @@
 //! The engine: owns the control clients, keeps one attached to every session
 //! (tmux sends a pane's output only to clients attached to its session),
 //! routes commands, and reconnects when the tmux server comes back.
+//!
+//! tmux writes a reply to a client after all output it queued for that
+//! client before, and a pane printing as fast as it can queues seconds of
+//! it. So the engine also keeps, once a session client falls behind, a
+//! quiet client (`no-output`) that commands can take instead, at the price
+//! of a less exact cursor (see `Engine::run_for_pane`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -142,8 +148,13 @@ impl Shared {
         self.quiet_client().or(any)
     }
 
+    /// The quiet client, if it runs. One that ended before it was stored
+    /// (its session ended while it connected) is dropped here.
     pub(crate) fn quiet_client(&self) -> Option<ClientHandle> {
-        let quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
+        let mut quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
+        if quiet.as_ref().is_some_and(ClientHandle::is_closed) {
+            *quiet = None;
+        }
         quiet.clone()
     }
 
@@ -734,9 +745,14 @@ async fn supervise(shared: Weak<Shared>, mut woken: tokio::sync::mpsc::Receiver<
         let quiet = strong.quiet_wanted.swap(false, Ordering::AcqRel);
         let engine = Engine { shared: strong };
         // Started before it is needed: the first command to a flooding pane
-        // then finds it ready.
-        if quiet && let Err(e) = engine.quiet().await {
-            tracing::debug!(error = %e, "starting the quiet client failed");
+        // then finds it ready. Apart, so that connecting holds up no sync.
+        if quiet {
+            let engine = engine.clone();
+            tokio::spawn(async move {
+                if let Err(e) = engine.quiet().await {
+                    tracing::debug!(error = %e, "starting the quiet client failed");
+                }
+            });
         }
         if sessions && let Err(e) = engine.sync_sessions().await {
             tracing::debug!(error = %e, "session sync failed");
