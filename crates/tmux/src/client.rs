@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use termpilot_control::{Event, Notification, PaneId, Parser, Reply, SessionId};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -57,6 +58,75 @@ pub struct Answer {
     pub received: std::time::Instant,
 }
 
+/// What a control client is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Attached to a session to carry its panes' output: its replies come
+    /// in stream order with that output, which is what cursors rest on.
+    Session,
+    /// Attached with `no-output`: tmux sends it no pane output, so its
+    /// replies never queue behind a flood. It leaves notifications to the
+    /// session clients.
+    Quiet,
+}
+
+/// Output that waited in tmux this long or longer, or a reply not come
+/// after this long, means the client's stream is behind.
+pub(crate) const BEHIND: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// How long a reading of late output counts: while a client is behind,
+/// every read brings late output again.
+const LATE_MEMORY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// How far behind a client's stream is, as its task last saw it. Times are
+/// milliseconds after `base`, plus one; zero means never.
+#[derive(Debug)]
+pub(crate) struct Lag {
+    base: tokio::time::Instant,
+    /// When output that had waited in tmux for [`BEHIND`] or longer was
+    /// last read.
+    late_output: AtomicU64,
+    /// When the oldest command still unanswered was written.
+    oldest_pending: AtomicU64,
+}
+
+impl Lag {
+    fn new() -> Lag {
+        Lag {
+            base: tokio::time::Instant::now(),
+            late_output: AtomicU64::new(0),
+            oldest_pending: AtomicU64::new(0),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        let elapsed = self.base.elapsed().as_millis();
+        u64::try_from(elapsed).unwrap_or(u64::MAX - 1) + 1
+    }
+
+    /// Whether replies on this client wait behind output tmux has queued:
+    /// output read lately had waited [`BEHIND`] or longer, or a command has
+    /// been unanswered that long.
+    fn is_behind(&self) -> bool {
+        let waiting = self
+            .ago(&self.oldest_pending)
+            .is_some_and(|ago| ago >= BEHIND.as_millis() as u64);
+        self.output_late() || waiting
+    }
+
+    /// Whether output read lately had waited [`BEHIND`] or longer.
+    fn output_late(&self) -> bool {
+        self.ago(&self.late_output)
+            .is_some_and(|ago| ago < LATE_MEMORY.as_millis() as u64)
+    }
+
+    /// How many milliseconds ago the time in `at` was, if it was ever set.
+    fn ago(&self, at: &AtomicU64) -> Option<u64> {
+        let at = at.load(Ordering::Relaxed);
+        (at != 0).then(|| self.now().saturating_sub(at))
+    }
+}
+
 /// Who waits for the replies of one line.
 enum Replier {
     One(oneshot::Sender<Result<Answer>>),
@@ -67,6 +137,8 @@ struct Pending {
     parts: Vec<(&'static str, Option<PaneId>)>,
     answers: Vec<Answer>,
     reply: Replier,
+    /// When the line was written (see [`Lag`]).
+    sent: u64,
 }
 
 impl Pending {
@@ -128,6 +200,27 @@ pub(crate) struct ClientHandle {
     pub(crate) id: ClientId,
     pub(crate) session: SessionId,
     tx: mpsc::Sender<Request>,
+    lag: Arc<Lag>,
+}
+
+/// Replies still to come for calls already handed to a client's task.
+pub(crate) struct Replies {
+    waiting: Vec<(&'static str, oneshot::Receiver<Result<Answer>>)>,
+}
+
+impl Replies {
+    /// Waits for every reply, in the order of the calls.
+    pub(crate) async fn answers(self) -> Vec<Result<Answer>> {
+        let mut answers = Vec::with_capacity(self.waiting.len());
+        for (command, rx) in self.waiting {
+            let answer = match rx.await {
+                Ok(answer) => answer,
+                Err(_) => Err(disconnected(command, "the control client stopped")),
+            };
+            answers.push(answer);
+        }
+        answers
+    }
 }
 
 impl std::fmt::Debug for ClientHandle {
@@ -139,6 +232,12 @@ impl std::fmt::Debug for ClientHandle {
 impl ClientHandle {
     /// Sends all calls in one write and waits for every reply.
     pub(crate) async fn call_many(&self, calls: Vec<Call>) -> Vec<Result<Answer>> {
+        self.send_many(calls).await.answers().await
+    }
+
+    /// Hands all calls to the client's task, which writes them at once (in
+    /// one write); the replies come later.
+    pub(crate) async fn send_many(&self, calls: Vec<Call>) -> Replies {
         let mut waiting = Vec::with_capacity(calls.len());
         let mut batch = Vec::with_capacity(calls.len());
         for call in calls {
@@ -147,15 +246,18 @@ impl ClientHandle {
             batch.push((call, tx));
         }
         let _ = self.tx.send(Request::Calls(batch)).await;
-        let mut answers = Vec::with_capacity(waiting.len());
-        for (command, rx) in waiting {
-            let answer = match rx.await {
-                Ok(answer) => answer,
-                Err(_) => Err(disconnected(command, "the control client stopped")),
-            };
-            answers.push(answer);
-        }
-        answers
+        Replies { waiting }
+    }
+
+    /// Whether this client's replies now wait behind pane output that tmux
+    /// has queued for it (see [`Lag`]).
+    pub(crate) fn is_behind(&self) -> bool {
+        self.lag.is_behind()
+    }
+
+    /// Whether the client's task has ended: nothing sent to it goes anywhere.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.tx.is_closed()
     }
 
     /// Sends one call and waits for its reply.
@@ -202,6 +304,16 @@ pub(crate) async fn spawn(
     args: Vec<OsString>,
     session: Option<SessionId>,
 ) -> Result<(ClientHandle, Reply)> {
+    spawn_as(shared, args, session, Role::Session).await
+}
+
+/// [`spawn`] for a client of the given role.
+pub(crate) async fn spawn_as(
+    shared: &Arc<Shared>,
+    args: Vec<OsString>,
+    session: Option<SessionId>,
+    role: Role,
+) -> Result<(ClientHandle, Reply)> {
     // tmux 3.3a writes `%client-detached` to every control client, even one
     // still identifying itself, which crashes the server. A client of ours
     // being detached (its session ended) is the likely source: let those
@@ -221,8 +333,11 @@ pub(crate) async fn spawn(
     let id = shared.next_client_id();
     let (tx, rx) = mpsc::channel(256);
     let (ready_tx, ready_rx) = oneshot::channel();
+    let lag = Arc::new(Lag::new());
     let task = ClientTask {
         id,
+        role,
+        lag: Arc::clone(&lag),
         shared: Arc::clone(shared),
         parser: Parser::new(),
         pending: VecDeque::new(),
@@ -255,6 +370,7 @@ pub(crate) async fn spawn(
         id,
         session: session.unwrap_or(SessionId(u32::MAX)),
         tx,
+        lag,
     };
     if session.is_none() {
         handle.session = match first.text().trim() {
@@ -336,6 +452,9 @@ fn session_from_first_reply(first: &Reply) -> Result<SessionId> {
 
 struct ClientTask {
     id: ClientId,
+    role: Role,
+    /// What the handles read to tell whether this client is behind.
+    lag: Arc<Lag>,
     shared: Arc<Shared>,
     parser: Parser,
     pending: VecDeque<Pending>,
@@ -365,9 +484,38 @@ impl ClientTask {
         mut rx: mpsc::Receiver<Request>,
     ) {
         let mut buf = vec![0u8; 64 * 1024];
+        let mut requests_done = false;
         let reason = loop {
+            // Commands first: under a flood the pipe from tmux always has
+            // more to read, and a command must not wait for a pause in it.
             tokio::select! {
                 biased;
+                request = rx.recv(), if self.ready.is_none() && !requests_done => match request {
+                    Some(Request::Calls(calls)) => {
+                        if let Err(e) = self.write_calls(calls).await {
+                            break format!("writing to tmux failed: {e}");
+                        }
+                    }
+                    Some(Request::Group(group, reply)) => {
+                        self.push_pending(Pending {
+                            parts: group.parts,
+                            answers: Vec::new(),
+                            reply: Replier::Group(reply),
+                            sent: self.lag.now(),
+                        });
+                        if let Err(e) = self.write_bytes(&group.line).await {
+                            break format!("writing to tmux failed: {e}");
+                        }
+                    }
+                    Some(Request::Detach) | None => {
+                        // Once: a closed channel would answer `None` at
+                        // once, every time, and the reads never come.
+                        requests_done = true;
+                        self.detaching = true;
+                        let _ = self.writer.write_all(b"\n").await;
+                        let _ = self.writer.flush().await;
+                    }
+                },
                 read = reader.read(&mut buf) => match read {
                     Ok(0) => break "tmux closed the control connection".to_owned(),
                     Ok(n) => {
@@ -377,6 +525,9 @@ impl ClientTask {
                         }
                         for pane in self.touched.drain(..) {
                             self.shared.panes.notify(pane);
+                        }
+                        if self.role == Role::Session && self.lag.output_late() {
+                            self.shared.want_quiet();
                         }
                         if let Err(e) = self.write_internal().await {
                             break format!("writing to tmux failed: {e}");
@@ -395,28 +546,6 @@ impl ClientTask {
                     self.detaching = true;
                     break "nobody waits for the connection any more".to_owned();
                 }
-                request = rx.recv(), if self.ready.is_none() => match request {
-                    Some(Request::Calls(calls)) => {
-                        if let Err(e) = self.write_calls(calls).await {
-                            break format!("writing to tmux failed: {e}");
-                        }
-                    }
-                    Some(Request::Group(group, reply)) => {
-                        self.pending.push_back(Pending {
-                            parts: group.parts,
-                            answers: Vec::new(),
-                            reply: Replier::Group(reply),
-                        });
-                        if let Err(e) = self.write_bytes(&group.line).await {
-                            break format!("writing to tmux failed: {e}");
-                        }
-                    }
-                    Some(Request::Detach) | None => {
-                        self.detaching = true;
-                        let _ = self.writer.write_all(b"\n").await;
-                        let _ = self.writer.flush().await;
-                    }
-                },
             }
         };
         self.finish(end.as_mut(), reason).await;
@@ -427,15 +556,31 @@ impl ClientTask {
         calls: Vec<(Call, oneshot::Sender<Result<Answer>>)>,
     ) -> std::io::Result<()> {
         let mut bytes = Vec::new();
+        let sent = self.lag.now();
         for (call, reply) in calls {
             bytes.extend_from_slice(&call.line);
-            self.pending.push_back(Pending {
+            self.push_pending(Pending {
                 parts: vec![(call.command, call.cursor_pane)],
                 answers: Vec::with_capacity(1),
                 reply: Replier::One(reply),
+                sent,
             });
         }
         self.write_bytes(&bytes).await
+    }
+
+    fn push_pending(&mut self, pending: Pending) {
+        if self.pending.is_empty() {
+            (self.lag.oldest_pending).store(pending.sent, Ordering::Relaxed);
+        }
+        self.pending.push_back(pending);
+    }
+
+    fn pop_pending(&mut self) -> Option<Pending> {
+        let done = self.pending.pop_front();
+        let oldest = self.pending.front().map_or(0, |next| next.sent);
+        self.lag.oldest_pending.store(oldest, Ordering::Relaxed);
+        done
     }
 
     async fn write_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
@@ -464,10 +609,17 @@ impl ClientTask {
     fn handle(&mut self, event: Event) {
         match event {
             Event::Reply(reply) => self.handle_reply(reply),
-            Event::Output { pane, data } | Event::ExtendedOutput { pane, data, .. } => {
-                if self.shared.panes.append(self.id, pane, &data) && !self.touched.contains(&pane) {
-                    self.touched.push(pane);
+            // A quiet client gets no output; should tmux send some, its
+            // journal position is not ours to move.
+            Event::Output { .. } | Event::ExtendedOutput { .. } if self.role == Role::Quiet => {}
+            Event::Output { pane, data } => self.handle_output(pane, &data),
+            Event::ExtendedOutput { pane, data, age_ms } => {
+                if age_ms >= BEHIND.as_millis() as u64 {
+                    self.lag
+                        .late_output
+                        .store(self.lag.now(), Ordering::Relaxed);
                 }
+                self.handle_output(pane, &data);
             }
             Event::Pause { pane } => {
                 // tmux dropped this pane's output for us: record the gap so
@@ -489,7 +641,14 @@ impl ClientTask {
                     self.shared.departing.send_modify(|n| *n += 1);
                 }
             }
+            Event::Notification(_) if self.role == Role::Quiet => {}
             Event::Notification(notification) => self.handle_notification(notification),
+        }
+    }
+
+    fn handle_output(&mut self, pane: PaneId, data: &[u8]) {
+        if self.shared.panes.append(self.id, pane, data) && !self.touched.contains(&pane) {
+            self.touched.push(pane);
         }
     }
 
@@ -524,7 +683,7 @@ impl ClientTask {
         });
         // A failed command ends its line: tmux skips the rest of it.
         if (failed || pending.answers.len() >= pending.parts.len())
-            && let Some(done) = self.pending.pop_front()
+            && let Some(done) = self.pop_pending()
         {
             done.finish();
         }
@@ -592,9 +751,19 @@ impl ClientTask {
         if !self.departing && !self.detaching {
             self.shared.mark_host_lost();
         }
-        self.shared.forget_client(self.id);
-        self.shared.panes.release(self.id);
-        let ended = self.session_ended().await;
+        let ended = match self.role {
+            Role::Session => {
+                self.shared.forget_client(self.id);
+                self.shared.panes.release(self.id);
+                self.session_ended().await
+            }
+            // Its commands name their targets: the session it sat in ending
+            // says nothing about them.
+            Role::Quiet => {
+                self.shared.forget_quiet(self.id);
+                None
+            }
+        };
         for pending in self.pending.drain(..) {
             pending.fail(&reason, ended);
         }

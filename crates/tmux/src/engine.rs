@@ -1,6 +1,12 @@
 //! The engine: owns the control clients, keeps one attached to every session
 //! (tmux sends a pane's output only to clients attached to its session),
 //! routes commands, and reconnects when the tmux server comes back.
+//!
+//! tmux writes a reply to a client after all output it queued for that
+//! client before, and a pane printing as fast as it can queues seconds of
+//! it. So the engine also keeps, once a session client falls behind, a
+//! quiet client (`no-output`) that commands can take instead, at the price
+//! of a less exact cursor (see `Engine::run_for_pane`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -10,7 +16,7 @@ use std::sync::{Arc, Mutex, Weak};
 use termpilot_control::{Command, PaneId, Reply, SessionId};
 use tokio::sync::watch;
 
-use crate::client::{self, Answer, Call, ClientHandle};
+use crate::client::{self, Answer, Call, ClientHandle, Role};
 use crate::config::EngineConfig;
 use crate::error::{Error, Result};
 use crate::panes::{ClientId, Panes};
@@ -28,6 +34,16 @@ pub(crate) struct Shared {
     /// Serialises attaching clients, so two paths never attach two clients
     /// to the same session.
     tracking: tokio::sync::Mutex<()>,
+    /// The quiet client (see [`Engine::quiet`]), once started.
+    quiet: Mutex<Option<ClientHandle>>,
+    /// Serialises starting the quiet client.
+    quiet_starting: tokio::sync::Mutex<()>,
+    /// When starting the quiet client last failed: the next try waits
+    /// [`QUIET_RETRY`].
+    quiet_failed: Mutex<Option<tokio::time::Instant>>,
+    /// Set when a session client fell behind and there is no quiet client
+    /// yet, so the supervisor starts one.
+    quiet_wanted: AtomicBool,
     /// Facts about the server we are connected to.
     server: Mutex<Option<ServerFacts>>,
     /// Commands `run_command` left running after a timeout.
@@ -120,6 +136,43 @@ impl Shared {
         clients.values().next().cloned()
     }
 
+    /// A client whose replies come soon: a session client that is not
+    /// behind, else the quiet client, else any client.
+    pub(crate) fn prompt_client(&self) -> Option<ClientHandle> {
+        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(client) = clients.values().find(|client| !client.is_behind()) {
+            return Some(client.clone());
+        }
+        let any = clients.values().next().cloned();
+        drop(clients);
+        self.quiet_client().or(any)
+    }
+
+    /// The quiet client, if it runs. One that ended before it was stored
+    /// (its session ended while it connected) is dropped here.
+    pub(crate) fn quiet_client(&self) -> Option<ClientHandle> {
+        let mut quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
+        if quiet.as_ref().is_some_and(ClientHandle::is_closed) {
+            *quiet = None;
+        }
+        quiet.clone()
+    }
+
+    /// Asks the supervisor to start the quiet client, if there is none.
+    pub(crate) fn want_quiet(&self) {
+        if self.quiet_client().is_none() && !self.quiet_wanted.swap(true, Ordering::AcqRel) {
+            let _ = self.wake.try_send(());
+        }
+    }
+
+    /// Forgets the quiet client `id` (it ended).
+    pub(crate) fn forget_quiet(&self, id: ClientId) {
+        let mut quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
+        if quiet.as_ref().is_some_and(|handle| handle.id == id) {
+            *quiet = None;
+        }
+    }
+
     fn tracked_sessions(&self) -> Vec<SessionId> {
         let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         clients.keys().copied().collect()
@@ -138,6 +191,13 @@ impl Shared {
 /// recorded as a gap) instead of tmux dropping the whole client when it falls
 /// 300 s behind.
 pub(crate) const CLIENT_FLAGS: &str = "ignore-size,pause-after=30";
+
+/// Flags of the quiet client: it never affects window sizes, and tmux sends
+/// it no pane output.
+pub(crate) const QUIET_FLAGS: &str = "ignore-size,no-output";
+
+/// How long after a failed start the quiet client is tried again.
+const QUIET_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The longest reading a remote host's processes may take.
 const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
@@ -201,6 +261,10 @@ impl Engine {
             panes: Panes::new(journal_bytes),
             clients: Mutex::new(BTreeMap::new()),
             tracking: tokio::sync::Mutex::new(()),
+            quiet: Mutex::new(None),
+            quiet_starting: tokio::sync::Mutex::new(()),
+            quiet_failed: Mutex::new(None),
+            quiet_wanted: AtomicBool::new(false),
             server: Mutex::new(None),
             running: Mutex::new(Default::default()),
             epoch: AtomicU32::new(0),
@@ -261,8 +325,76 @@ impl Engine {
     }
 
     /// A client for commands that are not about one pane, connecting (and
-    /// starting the server) first if there is none.
+    /// starting the server) first if there is none. A client whose replies
+    /// wait behind queued output is chosen only when all are behind and the
+    /// quiet client cannot be had.
     pub(crate) async fn primary(&self) -> Result<ClientHandle> {
+        let any = self.connected().await?;
+        if !any.is_behind() {
+            return Ok(any);
+        }
+        if let Some(client) = self.shared.prompt_client().filter(|c| !c.is_behind()) {
+            return Ok(client);
+        }
+        Ok(self.quiet().await.unwrap_or(any))
+    }
+
+    /// The control client that receives no pane output, started on first
+    /// use (attached to the oldest session, without changing its size).
+    /// Its replies never wait behind a flood; they have no place in any
+    /// pane's output stream, so nothing that takes a cursor from a reply
+    /// runs on it.
+    pub(crate) async fn quiet(&self) -> Result<ClientHandle> {
+        if let Some(quiet) = self.shared.quiet_client() {
+            return Ok(quiet);
+        }
+        let _turn = self.shared.quiet_starting.lock().await;
+        if let Some(quiet) = self.shared.quiet_client() {
+            return Ok(quiet);
+        }
+        let failed = *self
+            .shared
+            .quiet_failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if failed.is_some_and(|at| at.elapsed() < QUIET_RETRY) {
+            return Err(self
+                .shared
+                .connect_error("the quiet client failed to start".into()));
+        }
+        let started = self.start_quiet().await;
+        *self
+            .shared
+            .quiet_failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = match &started {
+            Ok(_) => None,
+            Err(_) => Some(tokio::time::Instant::now()),
+        };
+        started
+    }
+
+    async fn start_quiet(&self) -> Result<ClientHandle> {
+        let session = self.connected().await?.session;
+        let session = (self.shared.tracked_sessions().into_iter().min()).unwrap_or(session);
+        let args: Vec<OsString> = vec![
+            "attach-session".into(),
+            "-f".into(),
+            QUIET_FLAGS.into(),
+            "-t".into(),
+            session.to_string().into(),
+        ];
+        let (handle, _) = client::spawn_as(&self.shared, args, Some(session), Role::Quiet)
+            .await
+            .inspect_err(|e| tracing::debug!(error = %e, "the quiet client did not start"))?;
+        let mut quiet = self.shared.quiet.lock().unwrap_or_else(|e| e.into_inner());
+        *quiet = Some(handle.clone());
+        Ok(handle)
+    }
+
+    /// Some session client, connecting (and starting the server) first if
+    /// there is none.
+    async fn connected(&self) -> Result<ClientHandle> {
         if let Some(client) = self.shared.any_client() {
             return Ok(client);
         }
@@ -420,7 +552,7 @@ impl Engine {
     /// Attaches clients to sessions that appeared since we last looked.
     pub(crate) async fn sync_sessions(&self) -> Result<()> {
         let _guard = self.shared.tracking.lock().await;
-        let Some(client) = self.shared.any_client() else {
+        let Some(client) = self.shared.prompt_client() else {
             return Ok(());
         };
         let reply = run(
@@ -464,7 +596,7 @@ impl Engine {
     /// Drops the journals of panes that are gone, beyond the most recent
     /// few (so output of a pane that just exited can still be read).
     async fn prune_journals(&self) -> Result<()> {
-        let Some(client) = self.shared.any_client() else {
+        let Some(client) = self.shared.prompt_client() else {
             return Ok(());
         };
         let reply = run(
@@ -610,7 +742,18 @@ async fn supervise(shared: Weak<Shared>, mut woken: tokio::sync::mpsc::Receiver<
         };
         let sessions = strong.sessions_dirty.swap(false, Ordering::AcqRel);
         let panes = strong.panes_dirty.swap(false, Ordering::AcqRel);
+        let quiet = strong.quiet_wanted.swap(false, Ordering::AcqRel);
         let engine = Engine { shared: strong };
+        // Started before it is needed: the first command to a flooding pane
+        // then finds it ready. Apart, so that connecting holds up no sync.
+        if quiet {
+            let engine = engine.clone();
+            tokio::spawn(async move {
+                if let Err(e) = engine.quiet().await {
+                    tracing::debug!(error = %e, "starting the quiet client failed");
+                }
+            });
+        }
         if sessions && let Err(e) = engine.sync_sessions().await {
             tracing::debug!(error = %e, "session sync failed");
         }

@@ -9,6 +9,7 @@ use termpilot_control::{
 };
 use termpilot_keys::Key;
 
+use crate::client;
 use crate::cursor::Cursor;
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
@@ -227,6 +228,10 @@ impl Capture {
         self.history_limit > 0 && self.history_size * 10 >= self.history_limit * 9
     }
 }
+
+/// How long input waits for its reply on the pane's own client before it
+/// takes the cursor from before it was sent (see `Engine::run_for_pane`).
+const INPUT_REPLY_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// What to call when a session or window given to `list_panes` is missing.
 const SCOPE_HINT: &str = "call list_sessions or list_panes without arguments";
@@ -608,7 +613,11 @@ impl Engine {
     }
 
     /// Captures a pane's text, with the cursor at the moment of the capture
-    /// (output after it is not in the capture).
+    /// (output after it is not in the capture). When the pane's client is
+    /// behind (tmux holds output for it that it has not read yet), the
+    /// capture runs on the quiet client and the cursor is the end of the
+    /// output read before it: output printed after the capture still never
+    /// comes before the cursor, but output just before it may follow it.
     pub async fn capture(&self, pane: PaneId, scrollback: Scrollback) -> Result<Capture> {
         let mut capture = self.capture_raw(pane, scrollback).await?;
         capture.lines = without_wrappers(capture.lines);
@@ -622,6 +631,8 @@ impl Engine {
         scrollback: Scrollback,
     ) -> Result<Capture> {
         let client = self.client_for_pane(pane).await?;
+        // Everything read so far was printed before the capture.
+        let before = self.journal_end(pane);
         let target = pane.to_string();
         let mut capture = Command::new("capture-pane")
             .flag("-p")
@@ -636,10 +647,27 @@ impl Engine {
             .flag("-p")
             .opt("-t", &target)
             .arg(CaptureFacts::FORMAT);
-        let calls = vec![call(capture, Some(pane))?, call(facts, None)?];
-        let mut answers = client.call_many(calls).await.into_iter();
+        let mut answers = None;
+        if !client.is_behind() {
+            let calls = vec![
+                call(capture.clone(), Some(pane))?,
+                call(facts.clone(), None)?,
+            ];
+            let replies = client.send_many(calls).await.answers();
+            // Too late: the reply waits behind output queued in tmux.
+            answers = tokio::time::timeout(client::BEHIND, replies).await.ok();
+        }
+        let answers = match answers {
+            Some(answers) => answers,
+            None => {
+                let quiet = self.quiet().await.unwrap_or(client);
+                let calls = vec![call(capture, None)?, call(facts, None)?];
+                quiet.call_many(calls).await
+            }
+        };
+        let mut answers = answers.into_iter();
         let captured = answers.next().expect("two answers")?;
-        let cursor = captured.cursor.unwrap_or_default();
+        let cursor = captured.cursor.unwrap_or(before);
         let body = ok_reply(captured).map_err(|e| not_found_pane(e, &target))?;
         let facts = ok_reply(answers.next().expect("two answers")?)?;
         let facts = CaptureFacts::parse_first("display-message", &facts)?;
@@ -683,19 +711,44 @@ impl Engine {
 
     /// Runs commands about one pane on the client that carries its output,
     /// in one write; returns the cursor taken at the first reply.
+    ///
+    /// tmux runs a command as soon as it reads it, but writes the reply
+    /// after all output it queued for the client before: while the client
+    /// is behind, the reply (and the exact cursor) can be seconds away. Then
+    /// the commands run on the quiet client, or the reply is given up after
+    /// [`INPUT_REPLY_WAIT`], and the cursor is the end of the output read
+    /// before they were sent: no later than the input, so a wait from it
+    /// misses nothing the input caused (it may see output from just before).
     async fn run_for_pane(&self, pane: PaneId, commands: Vec<Command>) -> Result<u64> {
         let client = self.client_for_pane(pane).await?;
+        let before = self.journal_end(pane);
+        let target = pane.to_string();
+        if client.is_behind()
+            && let Ok(quiet) = self.quiet().await
+        {
+            let calls = (commands.into_iter())
+                .map(|command| call(command, None))
+                .collect::<Result<Vec<_>>>()?;
+            for answer in quiet.call_many(calls).await {
+                ok_reply(answer?).map_err(|e| not_found_pane(e, &target))?;
+            }
+            return Ok(before);
+        }
         let mut calls = Vec::with_capacity(commands.len());
         for (i, command) in commands.into_iter().enumerate() {
             calls.push(call(command, (i == 0).then_some(pane))?);
         }
+        let replies = client.send_many(calls).await.answers();
+        let Ok(answers) = tokio::time::timeout(INPUT_REPLY_WAIT, replies).await else {
+            return Ok(before);
+        };
         let mut cursor = None;
-        for answer in client.call_many(calls).await {
+        for answer in answers {
             let answer = answer?;
             cursor = cursor.or(answer.cursor);
-            ok_reply(answer).map_err(|e| not_found_pane(e, &pane.to_string()))?;
+            ok_reply(answer).map_err(|e| not_found_pane(e, &target))?;
         }
-        Ok(cursor.unwrap_or_else(|| self.journal_end(pane)))
+        Ok(cursor.unwrap_or(before))
     }
 
     async fn doomed(&self, listing: Command, target: &str, kind: &'static str) -> Result<Killed> {

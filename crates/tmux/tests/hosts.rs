@@ -295,3 +295,64 @@ async fn on_a_host_an_end_marker_counts_only_once_the_shell_has_the_terminal() {
         .unwrap();
     assert_eq!((next.exit_code, next.output.as_str()), (Some(0), "next"));
 }
+
+/// What runs in the foreground of `pane` on `machine`.
+fn foreground(machine: &Machine, pane: termpilot_tmux::PaneId) -> String {
+    let target = pane.to_string();
+    let out = machine.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        &target,
+        "#{pane_current_command}",
+    ]);
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_flood_on_an_exec_host() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec("box")], control.path());
+    let engine = tokio::time::timeout(LIMIT, hosts.engine("box"))
+        .await
+        .expect("in time")
+        .expect("connects");
+    let created = engine.create_session(&NewSession::default()).await.unwrap();
+    let pane = created.pane;
+    let typed = termpilot_tmux::Input {
+        text: Some("yes".into()),
+        enter: true,
+        ..Default::default()
+    };
+    engine.send_input(pane, &typed).await.unwrap();
+    let running = support::eventually(LIMIT, async || {
+        (foreground(&machine, pane) == "yes").then_some(())
+    });
+    running.await.expect("yes runs");
+    // tmux queues a `yes` flood for the session's client faster than it
+    // writes it: the client falls behind, and commands take the quiet client.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let capture = engine
+        .capture(pane, termpilot_tmux::Scrollback::None)
+        .await
+        .unwrap();
+    assert!(capture.lines.iter().any(|line| line == "y"), "{capture:?}");
+    let ctrl_c = termpilot_tmux::Input {
+        keys: vec!["C-c".parse().unwrap()],
+        ..Default::default()
+    };
+    engine.send_input(pane, &ctrl_c).await.unwrap();
+    let stopped = support::eventually(Duration::from_secs(60), async || {
+        (foreground(&machine, pane) == "bash").then_some(())
+    });
+    assert!(stopped.await.is_some(), "yes still runs");
+    let clients = machine.tmux(&["list-clients", "-F", "#{client_flags}"]);
+    let clients = String::from_utf8_lossy(&clients.stdout).into_owned();
+    assert!(
+        clients
+            .lines()
+            .any(|flags| flags.split(',').any(|f| f == "no-output")),
+        "the quiet client runs on the host too: {clients}"
+    );
+}

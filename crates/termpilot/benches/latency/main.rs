@@ -23,6 +23,8 @@
 //!    with no flood; its lag while waits scan 8 MiB journals.
 //! 9. On a host reached over ssh (a private sshd on 127.0.0.1) against the
 //!    local host in the same process: MCP call latency and wait wake-up lag.
+//! 10. `send_keys ["C-c"]` and `capture_pane` to a pane flooding output
+//!     itself, alone and with 19 other floods, against the tmux CLI.
 //!
 //! Numbers given after `--` run only those parts (`-- 4 8`).
 //!
@@ -37,6 +39,7 @@ mod awaiting_lag;
 mod bare_client;
 mod batch_cost;
 mod flood;
+mod flooding_pane;
 mod hosts;
 mod http_client;
 mod mcp_client;
@@ -150,6 +153,9 @@ fn measure(
     if wanted(9) {
         report.push(hosts::hosts(server)?);
     }
+    if wanted(10) {
+        report.push(flooding_pane::flooding_pane(server)?);
+    }
     Ok(())
 }
 
@@ -162,8 +168,8 @@ fn chosen_parts() -> anyhow::Result<Vec<u8>> {
         .map(|arg| {
             arg.parse()
                 .ok()
-                .filter(|part| (1..=8).contains(part))
-                .with_context(|| format!("{arg:?} is not a part number (1 to 8)"))
+                .filter(|part| (1..=10).contains(part))
+                .with_context(|| format!("{arg:?} is not a part number (1 to 10)"))
         })
         .collect()
 }

@@ -89,17 +89,17 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "\n  {:width$}  {:>6}  {:>10}  {:>10}",
-            "", "runs", "median", "p95"
+            "\n  {:width$}  {:>6}  {:>10}  {:>10}  {:>10}",
+            "", "runs", "median", "p95", "max"
         );
         for section in &self.sections {
             let _ = writeln!(out, "{}", section.title);
             for row in &section.rows {
                 let (median, p95) = (human(row.summary.median), human(row.summary.p95));
-                let runs = row.summary.runs;
+                let (runs, max) = (row.summary.runs, human(row.summary.max));
                 let _ = writeln!(
                     out,
-                    "  {:width$}  {runs:>6}  {median:>10}  {p95:>10}",
+                    "  {:width$}  {runs:>6}  {median:>10}  {p95:>10}  {max:>10}",
                     row.label
                 );
             }
@@ -145,6 +145,7 @@ impl Report {
                     "runs": row.summary.runs,
                     "median_us": micros(row.summary.median),
                     "p95_us": micros(row.summary.p95),
+                    "max_us": micros(row.summary.max),
                 });
                 measurements.insert(row.key.to_owned(), value);
             }

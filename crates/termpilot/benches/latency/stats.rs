@@ -2,12 +2,14 @@
 
 use std::time::{Duration, Instant};
 
-/// What one measurement produced: how many timed runs, their median and p95.
+/// What one measurement produced: how many timed runs, their median, p95
+/// and maximum.
 #[derive(Debug, Clone, Copy)]
 pub struct Summary {
     pub runs: usize,
     pub median: Duration,
     pub p95: Duration,
+    pub max: Duration,
 }
 
 impl Summary {
@@ -30,6 +32,7 @@ impl Summary {
             runs: n,
             median,
             p95,
+            max: samples[n - 1],
         }
     }
 

@@ -321,20 +321,26 @@ async fn a_call_pending_when_its_session_ends_names_the_session() {
         let fake = Fake::local().with_session("main");
         fake.add_session("work");
         let engine = connect(&fake).await;
-        // The keys never get an answer: the session is killed meanwhile.
+        // The pane's probe (on its session's client, for the cursor) never
+        // gets an answer: the session is killed meanwhile.
         fake.hook(|cmd| {
-            (cmd.name == "send-keys" && cmd.target() == "%1").then(|| Response::act(Act::Hang))
+            let probe = cmd
+                .args
+                .first()
+                .is_some_and(|format| format.contains("pane_dead"));
+            (cmd.name == "display-message" && cmd.target() == "%1" && probe)
+                .then(|| Response::act(Act::Hang))
         });
-        let typing = tokio::spawn({
+        let syncing = tokio::spawn({
             let engine = engine.clone();
-            async move { engine.send_input(PaneId(1), &typed("x")).await }
+            async move { engine.sync_pane(PaneId(1)).await }
         });
         tokio::time::sleep(Duration::from_secs(1)).await;
         fake.kill_session(1);
-        match typing.await.unwrap() {
+        match syncing.await.unwrap() {
             Err(Error::SessionEnded { session, command }) => {
                 assert_eq!(session, SessionId(1));
-                assert_eq!(command, "send-keys");
+                assert_eq!(command, "display-message");
             }
             other => panic!("expected SessionEnded, got {other:?}"),
         }

@@ -477,3 +477,121 @@ async fn a_pane_showing_protocol_lines_is_captured_as_text() {
     })
     .await;
 }
+
+/// Output tmux held back for 120 ms before sending it to client `conn`:
+/// that client is behind.
+fn late_output(fake: &Fake, conn: usize, text: &str) {
+    fake.send_raw(conn, format!("%extended-output %0 120 : {text}\n"));
+}
+
+fn keys(name: &str) -> Input {
+    Input {
+        keys: vec![name.parse().expect("a key")],
+        ..Input::default()
+    }
+}
+
+/// How many lines client `conn` wrote that start with `command`.
+fn written(fake: &Fake, conn: usize, command: &str) -> usize {
+    fake.conn(conn, |c| {
+        (c.lines.iter())
+            .filter(|line| line.starts_with(command.as_bytes()))
+            .count()
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn commands_to_a_pane_whose_client_is_behind_go_through_the_quiet_client() {
+    bounded(async {
+        let fake = Fake::local().with_session("main");
+        let engine = connect(&fake).await;
+        fake.output(0, b"prompt$ ");
+        late_output(&fake, 0, "yyyy");
+        settle().await;
+        assert_eq!(engine.journal_end(PaneId(0)), 12);
+        let cursor = engine.send_input(PaneId(0), &keys("C-c")).await.unwrap();
+        assert_eq!(cursor.offset, 12, "the end of the output read before");
+        assert_eq!(inputs(&fake, 0), [Sent::Keys(vec!["C-c".into()])]);
+        assert_eq!(fake.opened(), 2, "a quiet client joined");
+        let args = fake.conn(1, |c| c.args.clone());
+        assert_eq!(
+            args,
+            ["attach-session", "-f", "ignore-size,no-output", "-t", "$0"]
+        );
+        assert!(fake.conn(1, |c| c.no_output));
+        let capture = engine.capture(PaneId(0), Scrollback::None).await.unwrap();
+        assert_eq!(capture.cursor.offset, 12);
+        assert_eq!(
+            [
+                written(&fake, 0, "send-keys"),
+                written(&fake, 0, "capture-pane")
+            ],
+            [0, 0],
+            "nothing waits behind the late output"
+        );
+        assert_eq!(
+            [
+                written(&fake, 1, "send-keys"),
+                written(&fake, 1, "capture-pane")
+            ],
+            [1, 1]
+        );
+        // Output still reaches the journal through the session's client
+        // alone; output the quiet client should never get is not journaled.
+        fake.send_raw(1, "%output %0 stray\n");
+        fake.output(0, b"^C\r\n");
+        settle().await;
+        assert_eq!(engine.journal_end(PaneId(0)), 16);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_whose_reply_is_late_takes_the_cursor_from_before_it() {
+    bounded(async {
+        let fake = Fake::local().with_session("main");
+        let engine = connect(&fake).await;
+        fake.output(0, b"prompt$ ");
+        settle().await;
+        // tmux ran the keys, but their reply waits behind queued output.
+        fake.hook(|cmd| (cmd.name == "send-keys").then(|| Response::act(Act::Hang)));
+        let cursor = engine.send_input(PaneId(0), &keys("C-c")).await.unwrap();
+        assert_eq!(cursor.offset, 8);
+        assert_eq!(fake.opened(), 1, "no quiet client yet");
+        // The reply still missing, the client counts as behind: a capture
+        // goes through the quiet client.
+        let capture = engine.capture(PaneId(0), Scrollback::None).await.unwrap();
+        assert_eq!(capture.cursor.offset, 8);
+        assert_eq!(fake.opened(), 2);
+        assert_eq!(written(&fake, 1, "capture-pane"), 1);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_quiet_client_whose_session_ended_is_replaced() {
+    bounded(async {
+        let fake = Fake::local().with_session("a");
+        let b = fake.add_session("b");
+        let engine = connect(&fake).await;
+        late_output(&fake, 0, "y");
+        settle().await;
+        engine.send_input(PaneId(0), &keys("C-c")).await.unwrap();
+        assert_eq!(fake.conn(2, |c| c.args.last().cloned()), Some("$0".into()));
+        fake.kill_session(0);
+        settle().await;
+        assert!(fake.conn(2, |c| !c.is_open()), "it left with its session");
+        let pane = fake.server(|server| server.sessions[&b].windows[0]);
+        let pane = fake.server(|server| server.windows[&pane].panes[0]);
+        fake.send_raw(1, format!("%extended-output %{pane} 120 : y\n"));
+        settle().await;
+        engine.send_input(PaneId(pane), &keys("C-c")).await.unwrap();
+        assert_eq!(fake.opened(), 4);
+        assert_eq!(
+            fake.conn(3, |c| c.args.last().cloned()),
+            Some(format!("${b}"))
+        );
+        assert_eq!(written(&fake, 3, "send-keys"), 1);
+    })
+    .await;
+}

@@ -37,6 +37,8 @@ pub(crate) struct Conn {
     pub(super) paused: Vec<u32>,
     /// The client set `pause-after`: output comes as `%extended-output`.
     pub(super) extended: bool,
+    /// The client set `no-output`: tmux sends it no pane output.
+    pub(crate) no_output: bool,
     /// A transcript plays the far end, not the model.
     pub(super) replay: bool,
 }
@@ -224,7 +226,7 @@ impl State {
         };
         let escaped = escape_output(data);
         for conn in self.conns.iter().filter(|c| c.is_model()) {
-            if conn.session != Some(session) || conn.paused.contains(&pane) {
+            if conn.session != Some(session) || conn.paused.contains(&pane) || conn.no_output {
                 continue;
             }
             let mut line = match conn.extended {
@@ -272,7 +274,9 @@ impl State {
         args: &[String],
     ) -> std::result::Result<(), String> {
         let cmd = parse_cmd(args);
-        self.conns[conn].extended = cmd.opt('f').is_some_and(|f| f.contains("pause-after"));
+        let flags = cmd.opt('f').unwrap_or_default();
+        self.conns[conn].extended = flags.contains("pause-after");
+        self.conns[conn].no_output = flags.split(',').any(|flag| flag == "no-output");
         let (session, body, created) = match cmd.name.as_str() {
             "new-session" => self.connect_new(&cmd)?,
             "attach-session" => {

@@ -400,6 +400,7 @@ impl Transport for Fake {
                 done: watch::Sender::new(false),
                 paused: Vec::new(),
                 extended: false,
+                no_output: false,
                 replay: script.is_some(),
             });
             let mut diagnostics = String::new();
