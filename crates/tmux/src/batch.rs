@@ -168,6 +168,13 @@ impl Engine {
                 return (1, true);
             }
         };
+        // A client behind a flood answers only after it: the quiet client
+        // carries no pane's output, so each operation's cursor is then its
+        // pane's journal end from before it was sent (see `send_run`).
+        let client = match client.is_behind() {
+            true => self.quiet().await.unwrap_or(client),
+            false => client,
+        };
         let run: Vec<(usize, &Sendable)> = ops
             .iter()
             .take(CHAIN_LIMIT)

@@ -9,7 +9,9 @@ mod support;
 use std::time::Duration;
 
 use support::{TestTmux, eventually, journal_text, shell_pane, wait_for_journal};
-use termpilot_tmux::{Created, Engine, Input, NewSession, PaneId, Scrollback};
+use termpilot_tmux::{
+    BatchOp, Created, Engine, Input, Keystrokes, NewSession, OpStatus, PaneId, Scrollback,
+};
 
 /// The longest a flood may take to stop, or its session's output to catch
 /// up: with 20 panes flooding, far longer than [`support::LIMIT`].
@@ -119,7 +121,23 @@ async fn ctrl_c_stops_a_flood_and_captures_work_while_twenty_panes_flood() {
             .unwrap();
         assert!(shows_yes(&other.lines), "{:?}", other.lines);
 
-        let cursor = engine.send_input(pane, &keys(&["C-c"])).await.unwrap();
+        // The first round presses C-c as a batch's operation, the others
+        // as send_keys does.
+        let cursor = match round {
+            0 => {
+                let op = BatchOp {
+                    pane: Ok(pane),
+                    keys: Keystrokes::Type(keys(&["C-c"])),
+                };
+                let cancel = tokio_util::sync::CancellationToken::new();
+                let reports = engine.send_batch(&[op], true, &cancel, |_| {}).await;
+                match &reports[0].status {
+                    OpStatus::Done { cursor } => *cursor,
+                    other => panic!("the batch's C-c: {other:?}"),
+                }
+            }
+            _ => engine.send_input(pane, &keys(&["C-c"])).await.unwrap(),
+        };
         let stopped = eventually(FLOOD_LIMIT, async || {
             (foreground(&tmux, pane) == "bash").then_some(())
         });
