@@ -395,7 +395,12 @@ impl Engine {
     /// The processes of the command's pane as they are now, read on the
     /// pane's host; nothing is known without [`PaneProcs`].
     async fn shell_procfs(&self, running: &Running) -> Arc<dyn Procfs> {
-        match &running.procs {
+        self.pane_procfs(running.procs.as_ref()).await
+    }
+
+    /// The processes of a pane as they are now (see [`PaneProcs`]).
+    async fn pane_procfs(&self, procs: Option<&PaneProcs>) -> Arc<dyn Procfs> {
+        match procs {
             Some(procs) => self.procfs(procs.pid, &procs.tty).await,
             None => Arc::new(crate::procfs::Snapshot::default()),
         }
@@ -670,10 +675,7 @@ impl Engine {
             tty: facts.tty.clone(),
         });
         // Read where the pane runs: `/proc` here, or one dump on its host.
-        let fs = match &procs {
-            Some(procs) => self.procfs(procs.pid, &procs.tty).await,
-            None => Arc::new(crate::procfs::Snapshot::default()),
-        };
+        let fs = self.pane_procfs(procs.as_ref()).await;
         let fs = fs.as_ref();
         let leader = facts.pid.and_then(|pid| foreground_leader(fs, pid));
         let readable = facts.pid.is_some_and(|pid| fs.file(pid, "stat").is_some());
@@ -692,10 +694,7 @@ impl Engine {
             // goes by the shell's name. Only the nested shell is still there
             // a moment later.
             tokio::time::sleep(LEADER_SETTLE).await;
-            let again = match &procs {
-                Some(procs) => self.procfs(procs.pid, &procs.tty).await,
-                None => Arc::new(crate::procfs::Snapshot::default()),
-            };
+            let again = self.pane_procfs(procs.as_ref()).await;
             if facts
                 .pid
                 .and_then(|pid| foreground_leader(again.as_ref(), pid))
