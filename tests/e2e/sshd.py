@@ -101,13 +101,20 @@ class Sshd:
     def __init__(self, set_env: dict[str, str] | None = None) -> None:
         """`set_env`: variables sshd sets in every session it starts (its
         `SetEnv`), e.g. a `TMUX_TMPDIR` that makes the far side's tmux a
-        server of the test's own."""
-        self.set_env = dict(set_env or {})
+        server of the test's own.
+
+        Sessions get a `HOME` of their own (an empty directory, unless
+        `set_env` names one): the shells sshd starts do not read the user's
+        rc files, where a tool's setup (a `pyenv rehash` waiting on a lock a
+        killed shell left behind) can hold every new shell for a minute."""
         program = sshd_program()
         if program is None:
             raise RuntimeError(missing_reason())
         self.program = program
         self.dir = Path(tempfile.mkdtemp(prefix="tp-sshd-"))
+        home = self.dir / "home"
+        home.mkdir()
+        self.set_env = {"HOME": str(home)} | dict(set_env or {})
         self.user = pwd.getpwuid(os.getuid()).pw_name
         self.port = free_port()
         self.host_key = self.dir / "host_ed25519"
@@ -153,7 +160,16 @@ class Sshd:
                 "X11Forwarding no",
                 "PermitUserEnvironment no",
                 "LogLevel VERBOSE",
-                *[f"SetEnv {name}={value}" for name, value in self.set_env.items()],
+                # One SetEnv line for all: sshd takes the first line of a keyword
+                # and ignores later ones.
+                *(
+                    [
+                        "SetEnv "
+                        + " ".join(f'"{name}={value}"' for name, value in self.set_env.items())
+                    ]
+                    if self.set_env
+                    else []
+                ),
                 "",
             ]
         )

@@ -24,6 +24,25 @@ def test_runs_a_command_on_its_own_server(sshd: Sshd) -> None:
     assert fields[0] == "127.0.0.1" and fields[2:] == ["127.0.0.1", str(sshd.port)], fields
 
 
+def test_every_variable_it_is_given_reaches_the_sessions(tmp_path: Path) -> None:
+    """sshd reads only the first `SetEnv` line: all variables must be on it."""
+    from sshd import missing_reason
+
+    reason = missing_reason()
+    if reason is not None:
+        import pytest
+
+        pytest.skip(reason)
+    server = Sshd(set_env={"TP_FIRST": "one", "HOME": str(tmp_path), "TP_LAST": "three"})
+    try:
+        server.start()
+        seen = server.run("echo", "$TP_FIRST:$HOME:$TP_LAST")
+        assert seen.returncode == 0, seen.stderr
+        assert seen.stdout.strip() == f"one:{tmp_path}:three", seen.stdout
+    finally:
+        server.close()
+
+
 def test_the_config_file_selects_the_server_not_home(sshd: Sshd, tmp_path: Path) -> None:
     # A HOME whose ssh configuration sends the alias nowhere: ssh reads the
     # file given with -F (and takes its home from the password database), so

@@ -28,15 +28,16 @@ impl Machine {
         }
     }
 
-    /// The host's panes run bash, whatever shell runs the tests: the
-    /// commands typed below are bash's.
+    /// The host's panes run bash, whatever shell runs the tests (the
+    /// commands typed below are bash's), with this directory for a home:
+    /// the user's own `~/.bashrc` is not read (one that starts a tool's
+    /// setup can keep a new shell busy for a minute, e.g. a `pyenv rehash`
+    /// waiting on a lock that a shell killed mid-start left behind).
     fn spec(&self, name: &str) -> HostSpec {
-        format!(
-            "{name}=exec:env TMUX_TMPDIR={} SHELL=/bin/bash",
-            self.dir.path().display()
-        )
-        .parse()
-        .expect("spec parses")
+        let dir = self.dir.path().display();
+        format!("{name}=exec:env TMUX_TMPDIR={dir} HOME={dir} SHELL=/bin/bash")
+            .parse()
+            .expect("spec parses")
     }
 
     /// Runs tmux against termpilot's server on this "machine".
