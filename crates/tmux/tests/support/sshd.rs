@@ -99,10 +99,22 @@ impl Sshd {
         )
         .expect("write known_hosts");
         let server_config = dir.join("sshd_config");
+        // Sessions get a home of their own, so the shells sshd starts read
+        // none of the user's rc files (where a tool's setup, such as a
+        // `pyenv rehash` waiting on a lock a killed shell left behind, can
+        // hold every new shell for a minute). One `SetEnv` line for all:
+        // sshd takes the first line of a keyword and ignores the others.
+        let home = dir.join("home");
+        std::fs::create_dir(&home).expect("create the sessions' home");
+        let home = home.display().to_string();
+        let mut variables = vec![("HOME", home.as_str())];
+        variables.retain(|(name, _)| set_env.iter().all(|(other, _)| other != name));
+        variables.extend_from_slice(set_env);
         let mut server_text = server_config_text(&dir, port, &user);
-        for (name, value) in set_env {
-            server_text.push_str(&format!("SetEnv {name}={value}\n"));
-        }
+        let pairs: Vec<String> = (variables.iter())
+            .map(|(name, value)| format!("\"{name}={value}\""))
+            .collect();
+        server_text.push_str(&format!("SetEnv {}\n", pairs.join(" ")));
         std::fs::write(&server_config, server_text).expect("write sshd_config");
         let config = dir.join("ssh_config");
         std::fs::write(&config, client_config_text(&dir, port, &user)).expect("write ssh_config");
