@@ -191,9 +191,9 @@ enum Finish {
     /// It ended without an end marker: cut off by the next command, or its
     /// shell is `back` at its prompt (see [`Engine::prompt_back`]).
     Interrupted { back: bool },
-    /// The shell never ran it (see [`NotRun`]); `stuck` when it does not
-    /// show its prompt again (it waits for the rest of the line).
-    NotRun { why: NotRun, stuck: bool },
+    /// The shell never ran it (why: see [`not_run_verdict`]); `stuck` when
+    /// it does not show its prompt again (it waits for the rest of the line).
+    NotRun { stuck: bool },
     /// Still running when the time was up.
     Running,
 }
@@ -468,7 +468,9 @@ impl Engine {
             match looks.unstarted {
                 Some((seen, since)) if seen == end => {
                     if since.elapsed() >= UNSTARTED_SETTLE && !self.advance(running).2 {
-                        return (Some(self.not_run(running)), false);
+                        let shown = self.read_journal(running.pane, shown_prompt);
+                        let stuck = shown.is_none() || shown != running.prompt;
+                        return (Some(Finish::NotRun { stuck }), false);
                     }
                 }
                 _ => looks.unstarted = Some((end, Instant::now())),
@@ -500,17 +502,6 @@ impl Engine {
         }
         let facts = foreground::process(fs.as_ref(), shell, running.tty())?;
         crate::input_state::waits_for_keys(&facts).then_some(end)
-    }
-
-    /// How a command line that the shell did not run ends: see
-    /// [`not_run_verdict`].
-    fn not_run(&self, running: &Running) -> Finish {
-        let (why, _) = self.read_journal(running.pane, |journal| {
-            not_run_verdict(&journal.lines(running.cursor), running.prompt.as_deref())
-        });
-        let shown = self.read_journal(running.pane, shown_prompt);
-        let stuck = shown.is_none() || shown != running.prompt;
-        Finish::NotRun { why, stuck }
     }
 
     /// Presses C-c in a shell that waits for the rest of an unfinished
@@ -563,10 +554,12 @@ impl Engine {
             (tracker.output(journal, end), cursor)
         });
         let mut text = output.text();
+        let mut not_run = None;
         if let Finish::NotRun { .. } = finish {
-            text = self.read_journal(running.pane, |journal| {
-                not_run_verdict(&journal.lines(running.cursor), running.prompt.as_deref()).1
+            let (why, said) = self.read_journal(running.pane, |journal| {
+                not_run_verdict(&journal.lines(running.cursor), running.prompt.as_deref())
             });
+            (not_run, text) = (Some(why), said);
         }
         if let Finish::Interrupted { back: true } = finish
             && let Some(prompt) = running.prompt.as_deref()
@@ -591,10 +584,7 @@ impl Engine {
             lost_bytes: output.lost,
             interrupted: matches!(finish, Finish::Interrupted { .. }),
             input: None,
-            not_run: match finish {
-                Finish::NotRun { why, .. } => Some(why),
-                _ => None,
-            },
+            not_run,
         }
     }
 
