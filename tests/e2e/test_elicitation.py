@@ -18,6 +18,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from conftest import BIN, REQUEST_TIMEOUT, SERVER_ENV, TEST_TIMEOUT, Client, Termpilot, poll, text_of
+from test_person import never_shows, shows
 from mcp.client.client import Client as ModernClient
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -30,7 +31,6 @@ CONFIGURED = "db"
 # A pane whose program waits at a hidden prompt, then prints the answer back.
 READ_SECRET = "bash --norc --noprofile -c 'read -s -p \"Password: \" pw; echo; echo \"got ${#pw} chars: $pw\"; sleep 60'"
 DANGER = "rm -rf ./nothing-here"
-QUIET_S = 0.5
 MODERN = "2026-07-28"
 
 
@@ -143,19 +143,6 @@ async def secret_prompt(client: Client, name: str) -> str:
     waited = await client.ok("wait_for_text", {"pane": pane, "pattern": "tp-never-printed", "timeout_s": 10})
     assert waited["outcome"] == "awaiting_input" and waited["secret"] is True, waited
     return pane
-
-
-async def shows(client: Client, pane: str, text: str) -> None:
-    async def check() -> bool:
-        return text in await client.capture(pane)
-
-    await poll(check, 10, f"{text!r} in {pane}")
-
-
-async def never_shows(client: Client, pane: str, text: str) -> None:
-    await anyio.sleep(QUIET_S)
-    screen = await client.capture(pane)
-    assert text not in screen, screen
 
 
 # --- secrets typed by the person (protocol 2025-11-25) -------------------------
