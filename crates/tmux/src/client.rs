@@ -329,6 +329,9 @@ pub(crate) async fn spawn_as(
         Some(dir) => StartLock::acquire(&dir).await,
         None => StartLock { _file: None },
     };
+    // tmux answers each command of its command line (separated by `;`)
+    // with a block of its own; the last one is the client's first reply.
+    let setup_replies = args.iter().filter(|arg| *arg == ";").count();
     let pipe = shared.transport.open(args).await?;
     let id = shared.next_client_id();
     let (tx, rx) = mpsc::channel(256);
@@ -342,6 +345,7 @@ pub(crate) async fn spawn_as(
         parser: Parser::new(),
         pending: VecDeque::new(),
         ready: Some(ready_tx),
+        setup_replies,
         session,
         leaving: false,
         internal: Vec::new(),
@@ -460,6 +464,9 @@ struct ClientTask {
     pending: VecDeque<Pending>,
     /// Fired by the first block (the command on tmux's command line).
     ready: Option<oneshot::Sender<std::result::Result<Reply, String>>>,
+    /// Blocks of the commands before the last one on tmux's command line,
+    /// still to come.
+    setup_replies: usize,
     /// The session this client is attached to, once known.
     session: Option<SessionId>,
     /// Set when this client must detach after the events just read.
@@ -654,6 +661,12 @@ impl ClientTask {
 
     fn handle_reply(&mut self, reply: Reply) {
         if reply.flags & 1 == 0 {
+            if self.setup_replies > 0 && reply.ok {
+                self.setup_replies -= 1;
+                return;
+            }
+            // A command that fails ends the command line: nothing follows.
+            self.setup_replies = 0;
             if let Some(ready) = self.ready.take() {
                 let result = if reply.ok {
                     Ok(reply)

@@ -449,43 +449,36 @@ impl Engine {
     async fn start_first_session(&self) -> Result<()> {
         let config = &self.shared.config;
         let (w, h) = config.default_size;
-        let args: Vec<OsString> = vec![
-            "new-session".into(),
-            "-A".into(),
-            "-f".into(),
-            CLIENT_FLAGS.into(),
-            "-P".into(),
-            "-F".into(),
-            "#{session_id}".into(),
-            "-s".into(),
-            config.first_session.clone().into(),
+        // A server termpilot starts keeps more history than tmux's 2,000
+        // lines. Set before the first session exists, the limit reaches its
+        // first pane too. `termpilot stop` ends only servers carrying the
+        // mark.
+        let limit = config.history_limit.to_string();
+        let mut args: Vec<OsString> = Vec::new();
+        for (option, value) in [("history-limit", limit.as_str()), (STARTED_MARK, "1")] {
+            args.extend(["set-option", "-g", option, value, ";"].map(OsString::from));
+        }
+        args.extend(
+            [
+                "new-session",
+                "-A",
+                "-f",
+                CLIENT_FLAGS,
+                "-P",
+                "-F",
+                "#{session_id}",
+                "-s",
+            ]
+            .map(OsString::from),
+        );
+        args.push(config.first_session.clone().into());
+        args.extend([
             "-x".into(),
             w.to_string().into(),
             "-y".into(),
             h.to_string().into(),
-        ];
+        ]);
         let (handle, _) = client::spawn(&self.shared, args, None).await?;
-        // A server termpilot starts keeps more history than tmux's 2,000
-        // lines, for panes created from now on (the first pane already has
-        // its limit). A server someone else started keeps its own options.
-        let limit = config.history_limit.to_string();
-        let history = Command::new("set-option")
-            .flag("-g")
-            .arg("history-limit")
-            .arg(&limit);
-        // `termpilot stop` ends only servers carrying this mark.
-        let mark = Command::new("set-option")
-            .flag("-g")
-            .arg(STARTED_MARK)
-            .arg("1");
-        for answer in handle
-            .call_many(vec![call(history, None)?, call(mark, None)?])
-            .await
-        {
-            if let Err(e) = answer {
-                tracing::warn!(error = %e, "could not set up the server termpilot started");
-            }
-        }
         self.shared.insert_client(handle);
         Ok(())
     }

@@ -4,7 +4,7 @@
 mod support;
 
 use support::{LIMIT, TestTmux, eventually};
-use termpilot_tmux::{Engine, EngineConfig, NewSession, Scrollback};
+use termpilot_tmux::{Engine, EngineConfig, NewSession, PaneScope, Scrollback};
 
 async fn connect(config: EngineConfig) -> Engine {
     tokio::time::timeout(LIMIT, Engine::connect(config))
@@ -22,6 +22,19 @@ async fn sessions_created_on_a_started_server_get_the_history_limit() {
         .capture(created.pane, Scrollback::None)
         .await
         .unwrap();
+    assert_eq!(capture.history_limit, 50_000);
+}
+
+#[tokio::test]
+async fn the_first_pane_of_a_started_server_gets_the_history_limit() {
+    let tmux = TestTmux::new();
+    let engine = connect(tmux.config()).await;
+    let panes = engine.list_panes(&PaneScope::All).await.unwrap();
+    let [first] = panes.as_slice() else {
+        panic!("one pane on a new server: {panes:?}");
+    };
+    assert_eq!(first.session_name, "main");
+    let capture = engine.capture(first.id, Scrollback::None).await.unwrap();
     assert_eq!(capture.history_limit, 50_000);
 }
 

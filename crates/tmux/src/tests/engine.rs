@@ -29,6 +29,8 @@ async fn connecting_starts_the_server_with_a_first_session() {
         let engine = connect(&fake).await;
         assert_eq!(fake.opened(), 1);
         let args = fake.conn(0, |c| c.args.clone());
+        let start = args.iter().rposition(|arg| arg == ";").map_or(0, |i| i + 1);
+        let args = &args[start..];
         assert_eq!(&args[..2], ["new-session", "-A"]);
         assert!(args.contains(&"ignore-size,pause-after=30".to_owned()));
         assert!(args.windows(2).any(|w| w == ["-s", "main"]));

@@ -273,7 +273,30 @@ impl State {
         conn: usize,
         args: &[String],
     ) -> std::result::Result<(), String> {
-        let cmd = parse_cmd(args);
+        // Commands before the last on the command line (`a ; b ; new-session`)
+        // run first, each answered with a block; the client starts a server
+        // for them, since the list holds a `new-session`.
+        let mut commands: Vec<&[String]> = args.split(|arg| arg == ";").collect();
+        let last = commands.pop().unwrap_or_default();
+        for setup in commands {
+            if self.server.is_none() {
+                self.start_server();
+            }
+            let server = self.server.as_mut().expect("a server runs");
+            let exec = server.execute(None, &parse_cmd(setup));
+            let lines: Vec<String> = exec
+                .lines
+                .iter()
+                .map(|line| String::from_utf8_lossy(line).into_owned())
+                .collect();
+            self.first_block(conn, exec.ok, &lines);
+            if !exec.ok {
+                self.conns[conn].push("%exit\n");
+                self.conns[conn].close();
+                return Ok(());
+            }
+        }
+        let cmd = parse_cmd(last);
         let flags = cmd.opt('f').unwrap_or_default();
         self.conns[conn].extended = flags.contains("pause-after");
         self.conns[conn].no_output = flags.split(',').any(|flag| flag == "no-output");
