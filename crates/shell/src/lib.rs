@@ -55,4 +55,4 @@ mod wrapper;
 pub use hide::{hide_wrappers, shows_wrapper};
 pub use marker::MARKER_PREFIX;
 pub use tracker::{EndMarker, HEAD_MAX, Output, Tracker, lost_line};
-pub use wrapper::{Shell, new_nonce, wrapper};
+pub use wrapper::{Shell, blames_wrapper, new_nonce, wrapper};

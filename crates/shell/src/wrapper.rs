@@ -98,6 +98,34 @@ fn single_quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
+/// Whether a shell's syntax error about the wrapped `command` names a token
+/// that is not in the command line. The shell then read past the line's end
+/// into the wrapper's tail (bash's `;;`, a closing `}`, zsh's `printf`), so
+/// the line itself was unfinished (an unclosed quote, a `$(` or an `if`
+/// without its `fi`) rather than wrong where the message points.
+pub fn blames_wrapper(message: &str, command: &str) -> bool {
+    blamed_token(message)
+        .is_some_and(|token| !NOT_TYPED.contains(&token) && !command.contains(token))
+}
+
+/// Tokens a shell names that nobody typed: the end of a line or of input.
+const NOT_TYPED: &[&str] = &["newline", "EOF", "end of file"];
+
+/// The token the first line of a syntax error names: bash's ``near
+/// unexpected token `X'``, zsh's ``parse error near `X'``, dash's `Syntax
+/// error: "X" unexpected`.
+fn blamed_token(message: &str) -> Option<&str> {
+    let first = message.lines().next()?;
+    let between = |text: &'static str, open: &str, close: &str| {
+        let after = &first[first.find(text)? + text.len()..];
+        let token = after.strip_prefix(open)?;
+        token.find(close).map(|end| &token[..end])
+    };
+    between("near unexpected token ", "`", "'")
+        .or_else(|| between("parse error near ", "`", "'"))
+        .or_else(|| between("Syntax error: ", "\"", "\" unexpected"))
+}
+
 /// A fresh nonce: `tp` and 16 hex digits, from the standard library's
 /// per-process random hasher keys mixed with the time. A program cannot
 /// guess it before the shell echoes it.
@@ -145,6 +173,36 @@ mod tests {
         );
         assert!(wrapper(Shell::Zsh, "ls", "n").starts_with(" { printf"));
         assert!(wrapper(Shell::Fish, "ls", "n").starts_with(" begin; printf"));
+    }
+
+    #[test]
+    fn a_syntax_error_about_the_wrapper_s_tail_blames_the_wrapper() {
+        // What bash and zsh said about unfinished lines in the wrapper (dash's
+        // message has the form of its recorded ones below).
+        let bash = "bash: syntax error near unexpected token `;;'";
+        assert!(blames_wrapper(bash, "echo 'unclosed"));
+        let brace = "bash: syntax error near unexpected token `}'";
+        assert!(blames_wrapper(brace, "if true; then echo x"));
+        let zsh = "zsh: parse error near `}'\nzsh: parse error near `$('";
+        assert!(blames_wrapper(zsh, "echo $("));
+        assert!(blames_wrapper("zsh: parse error near `printf'", "if true; then echo x"));
+        let dash = "sh: 10: Syntax error: \"}\" unexpected";
+        assert!(blames_wrapper(dash, "case x in"));
+    }
+
+    #[test]
+    fn a_syntax_error_in_the_line_itself_does_not() {
+        let paren = "bash: syntax error near unexpected token `)'";
+        assert!(!blames_wrapper(paren, "echo )"));
+        let fi = "sh: 10: Syntax error: \"fi\" unexpected (expecting \"}\")";
+        assert!(!blames_wrapper(fi, "fi"));
+        let newline = "bash: syntax error near unexpected token `newline'";
+        assert!(!blames_wrapper(newline, "echo ("));
+        let eof = "sh: 6: Syntax error: newline unexpected (expecting \")\")";
+        assert!(!blames_wrapper(eof, "echo ("));
+        // fish names no token.
+        let fish = "fish: Missing end to balance this begin";
+        assert!(!blames_wrapper(fish, "echo )"));
     }
 
     #[test]
