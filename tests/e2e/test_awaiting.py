@@ -211,6 +211,27 @@ def test_run_command_password_prompt_type_secret_and_redaction(server: Server) -
     server.run(body)
 
 
+def test_run_command_of_a_pager_says_it_is_on_the_alternate_screen(server: Server, tmp_path: Path) -> None:
+    if shutil.which("less") is None:
+        pytest.skip("less is not installed")
+    page = tmp_path / "page.txt"
+    page.write_text("a page to read\n")
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "pager")
+        command = shlex.join(["less", str(page)])
+        asked = await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 10})
+        assert asked["awaiting_input"] is True and asked["program"] == "less", asked
+        assert asked["alternate_screen"] is True and asked["line_mode"] is False, asked
+        assert "[full-screen program]" in client.seen[-2], client.seen[-2]
+        await client.ok("send_keys", {"pane": pane, "keys": ["q"]})
+        done = await client.ok("wait_for_command", {"command_id": asked["command_id"], "timeout_s": 10})
+        assert done["exit_code"] == 0, done
+        assert "alternate_screen" not in done, done
+
+    server.run(body)
+
+
 def test_type_secret_refusals(server: Server) -> None:
     async def body(client: RecordingClient) -> None:
         pane = await bash_pane(client, "refusals")
