@@ -264,6 +264,53 @@ def test_run_batch_wait_step_reports_awaiting_input(server: Server) -> None:
     server.run(body)
 
 
+def test_wait_for_command_returns_awaiting_input_again_until_answered(server: Server) -> None:
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "ask-twice")
+        command = "read -p 'Your name: ' name; echo \"hello $name\""
+        asked = await client.ok(
+            "run_command", {"pane": pane, "command": command, "timeout_s": 10, "input_settle_ms": 100}
+        )
+        assert asked["awaiting_input"] is True and asked["prompt"] == "Your name: ", asked
+        command_id = asked["command_id"]
+        # Nothing answered: the command still waits at the same prompt.
+        again = await client.ok("wait_for_command", {"command_id": command_id, "timeout_s": 10})
+        assert again["awaiting_input"] is True and again["timed_out"] is False, again
+        assert again["exit_code"] is None and again["command_id"] == command_id, again
+        assert again["prompt"] == "Your name: " and again["line_mode"] is True, again
+        assert again["elapsed_s"] < 10, again
+        await client.ok("send_keys", {"pane": pane, "text": "ada", "enter": True})
+        done = await client.ok("wait_for_command", {"command_id": command_id, "timeout_s": 10})
+        assert done["exit_code"] == 0 and done["awaiting_input"] is False, done
+        assert done["output"].splitlines()[-1] == "hello ada", done
+
+    server.run(body)
+
+
+def test_run_batch_command_and_idle_steps_stop_at_a_prompt(server: Server) -> None:
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "batch-ask")
+        command = "read -s -p 'Password: ' pw; echo; echo got-${#pw}"
+        steps = [
+            {"op": "run_command", "pane": pane, "command": command, "timeout_s": 10},
+            {"op": "wait_for_idle", "pane": pane, "quiet_ms": 5000, "timeout_s": 10},
+        ]
+        batch = await client.ok("run_batch", {"steps": steps})
+        assert [step["ok"] for step in batch["steps"]] == [True, True], batch
+        ran, idle = (step["result"] for step in batch["steps"])
+        assert ran["awaiting_input"] is True and ran["secret"] is True, ran
+        assert ran["prompt"] == "Password: " and ran["command_id"], ran
+        assert idle["outcome"] == "awaiting_input" and idle["secret"] is True, idle
+        assert idle["prompt"] == "Password: ", idle
+        text = client.seen[-2]
+        assert '[0] run_command: awaiting input at "Password: ", secret' in text, text
+        await client.ok("type_secret", {"pane": pane, "name": SECRET_NAME})
+        done = await client.ok("wait_for_command", {"command_id": ran["command_id"], "timeout_s": 10})
+        assert done["exit_code"] == 0 and done["output"].endswith(f"got-{len(SECRET_VALUE)}"), done
+
+    server.run(body)
+
+
 async def answer_and_see(client: Client, pane: str, text: str, expected: str) -> dict[str, Any]:
     cursor = (await client.ok("send_keys", {"pane": pane, "text": text}))["cursor"]
     args = {"pane": pane, "pattern": expected, "since": cursor, "timeout_s": 20}
