@@ -57,17 +57,27 @@ class RecordingClient(Client):
 
 
 class Server:
-    def __init__(self, socket: str, log: Path, prefix: tuple[str, ...] = (), env: dict[str, str] = ENV) -> None:
+    def __init__(
+        self,
+        socket: str,
+        log: Path,
+        prefix: tuple[str, ...] = (),
+        env: dict[str, str] = ENV,
+        secrets: tuple[str, ...] = (f"{SECRET_NAME}=env:TP_E2E_SECRET",),
+    ) -> None:
         self.socket = socket
         self.log = log
         # A command `termpilot` runs under (e.g. setpriv, to run as another user).
         self.prefix = prefix
         self.env = env
+        # The --secret options (none: the environment may configure them).
+        self.secrets = secrets
 
     @asynccontextmanager
     async def connect(self):
         args = ["serve", "-L", self.socket, "--tmux-config", TMUX_CONFIG]
-        args += ["--secret", f"{SECRET_NAME}=env:TP_E2E_SECRET"]
+        for secret in self.secrets:
+            args += ["--secret", secret]
         command, *before = [*self.prefix, BIN]
         params = StdioServerParameters(command=command, args=[*before, *args], env=self.env)
         with open(self.log, "a", encoding="utf-8") as errlog:
@@ -228,6 +238,72 @@ def test_run_command_of_a_pager_says_it_is_on_the_alternate_screen(server: Serve
         done = await client.ok("wait_for_command", {"command_id": asked["command_id"], "timeout_s": 10})
         assert done["exit_code"] == 0, done
         assert "alternate_screen" not in done, done
+
+    server.run(body)
+
+
+async def typed_secret_shows_as_its_name(client: RecordingClient, pane: str, name: str) -> None:
+    """Answers a `read -s` with the secret `name`; the command prints what it
+    read, which every result shows as `[secret NAME]`."""
+    command = "read -s -p 'Password: ' pw; echo; echo \"you typed: $pw\""
+    asked = await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 10})
+    assert asked["awaiting_input"] is True and asked["secret"] is True, asked
+    await client.ok("type_secret", {"pane": pane, "name": name})
+    done = await client.ok("wait_for_command", {"command_id": asked["command_id"], "timeout_s": 10})
+    assert done["exit_code"] == 0, done
+    assert done["output"].splitlines()[-1] == f"you typed: [secret {name}]", done
+
+
+# The server's environment without the variable the default secret reads.
+ENV_WITHOUT_SECRET = {name: value for name, value in ENV.items() if name != "TP_E2E_SECRET"}
+
+
+def test_a_secret_read_from_a_file(tp, tmp_path: Path) -> None:
+    secret_file = tmp_path / "db_password"
+    secret_file.write_text(SECRET_VALUE + "\n")
+    secrets = (f"{SECRET_NAME}=file:{secret_file}",)
+    server = Server(tp.socket, tp.log_path, env=ENV_WITHOUT_SECRET, secrets=secrets)
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "file-secret")
+        await typed_secret_shows_as_its_name(client, pane, SECRET_NAME)
+
+    server.run(body)
+
+
+def test_secrets_from_the_environment_variable(tp, tmp_path: Path) -> None:
+    token_value = "t0ken-Xw3-value"
+    token_file = tmp_path / "api_token"
+    token_file.write_text(token_value)
+    configured = f"{SECRET_NAME}=env:TP_E2E_SECRET,api_token=file:{token_file}"
+    server = Server(tp.socket, tp.log_path, env=ENV | {"TERMPILOT_SECRETS": configured}, secrets=())
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "env-secrets")
+        unknown = await client.err("type_secret", {"pane": pane, "name": "nope"})
+        assert f"{SECRET_NAME}, api_token" in unknown, unknown
+        await typed_secret_shows_as_its_name(client, pane, SECRET_NAME)
+        await typed_secret_shows_as_its_name(client, pane, "api_token")
+        assert not any(token_value in seen for seen in client.seen), client.seen
+
+    server.run(body)
+
+
+def test_a_secret_never_appears_in_an_error_message(server: Server, tmp_path: Path) -> None:
+    # A program that puts the secret into its question: the error refusing
+    # the next run_command quotes that question.
+    secret_file = tmp_path / "value"
+    secret_file.write_text(SECRET_VALUE)
+    command = f"printf 'Keep %s? ' \"$(cat {shlex.quote(str(secret_file))})\"; read answer"
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "error-secret")
+        asked = await wait_after(client, pane, command)
+        assert asked["outcome"] == "awaiting_input", asked
+        assert asked["prompt"] == f"Keep [secret {SECRET_NAME}]? ", asked
+        refused = await client.err("run_command", {"pane": pane, "command": "echo next", "timeout_s": 5})
+        assert f"waits for input at \"Keep [secret {SECRET_NAME}]? \"" in refused, refused
+        assert SECRET_VALUE not in refused, refused
 
     server.run(body)
 
