@@ -57,17 +57,27 @@ class RecordingClient(Client):
 
 
 class Server:
-    def __init__(self, socket: str, log: Path, prefix: tuple[str, ...] = (), env: dict[str, str] = ENV) -> None:
+    def __init__(
+        self,
+        socket: str,
+        log: Path,
+        prefix: tuple[str, ...] = (),
+        env: dict[str, str] = ENV,
+        secrets: tuple[str, ...] = (f"{SECRET_NAME}=env:TP_E2E_SECRET",),
+    ) -> None:
         self.socket = socket
         self.log = log
         # A command `termpilot` runs under (e.g. setpriv, to run as another user).
         self.prefix = prefix
         self.env = env
+        # The --secret options (none: the environment may configure them).
+        self.secrets = secrets
 
     @asynccontextmanager
     async def connect(self):
         args = ["serve", "-L", self.socket, "--tmux-config", TMUX_CONFIG]
-        args += ["--secret", f"{SECRET_NAME}=env:TP_E2E_SECRET"]
+        for secret in self.secrets:
+            args += ["--secret", secret]
         command, *before = [*self.prefix, BIN]
         params = StdioServerParameters(command=command, args=[*before, *args], env=self.env)
         with open(self.log, "a", encoding="utf-8") as errlog:
@@ -211,6 +221,93 @@ def test_run_command_password_prompt_type_secret_and_redaction(server: Server) -
     server.run(body)
 
 
+def test_run_command_of_a_pager_says_it_is_on_the_alternate_screen(server: Server, tmp_path: Path) -> None:
+    if shutil.which("less") is None:
+        pytest.skip("less is not installed")
+    page = tmp_path / "page.txt"
+    page.write_text("a page to read\n")
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "pager")
+        command = shlex.join(["less", str(page)])
+        asked = await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 10})
+        assert asked["awaiting_input"] is True and asked["program"] == "less", asked
+        assert asked["alternate_screen"] is True and asked["line_mode"] is False, asked
+        assert "[full-screen program]" in client.seen[-2], client.seen[-2]
+        await client.ok("send_keys", {"pane": pane, "keys": ["q"]})
+        done = await client.ok("wait_for_command", {"command_id": asked["command_id"], "timeout_s": 10})
+        assert done["exit_code"] == 0, done
+        assert "alternate_screen" not in done, done
+
+    server.run(body)
+
+
+async def typed_secret_shows_as_its_name(client: RecordingClient, pane: str, name: str) -> None:
+    """Answers a `read -s` with the secret `name`; the command prints what it
+    read, which every result shows as `[secret NAME]`."""
+    command = "read -s -p 'Password: ' pw; echo; echo \"you typed: $pw\""
+    asked = await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 10})
+    assert asked["awaiting_input"] is True and asked["secret"] is True, asked
+    await client.ok("type_secret", {"pane": pane, "name": name})
+    done = await client.ok("wait_for_command", {"command_id": asked["command_id"], "timeout_s": 10})
+    assert done["exit_code"] == 0, done
+    assert done["output"].splitlines()[-1] == f"you typed: [secret {name}]", done
+
+
+# The server's environment without the variable the default secret reads.
+ENV_WITHOUT_SECRET = {name: value for name, value in ENV.items() if name != "TP_E2E_SECRET"}
+
+
+def test_a_secret_read_from_a_file(tp, tmp_path: Path) -> None:
+    secret_file = tmp_path / "db_password"
+    secret_file.write_text(SECRET_VALUE + "\n")
+    secrets = (f"{SECRET_NAME}=file:{secret_file}",)
+    server = Server(tp.socket, tp.log_path, env=ENV_WITHOUT_SECRET, secrets=secrets)
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "file-secret")
+        await typed_secret_shows_as_its_name(client, pane, SECRET_NAME)
+
+    server.run(body)
+
+
+def test_secrets_from_the_environment_variable(tp, tmp_path: Path) -> None:
+    token_value = "t0ken-Xw3-value"
+    token_file = tmp_path / "api_token"
+    token_file.write_text(token_value)
+    configured = f"{SECRET_NAME}=env:TP_E2E_SECRET,api_token=file:{token_file}"
+    server = Server(tp.socket, tp.log_path, env=ENV | {"TERMPILOT_SECRETS": configured}, secrets=())
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "env-secrets")
+        unknown = await client.err("type_secret", {"pane": pane, "name": "nope"})
+        assert f"{SECRET_NAME}, api_token" in unknown, unknown
+        await typed_secret_shows_as_its_name(client, pane, SECRET_NAME)
+        await typed_secret_shows_as_its_name(client, pane, "api_token")
+        assert not any(token_value in seen for seen in client.seen), client.seen
+
+    server.run(body)
+
+
+def test_a_secret_never_appears_in_an_error_message(server: Server, tmp_path: Path) -> None:
+    # A program that puts the secret into its question: the error refusing
+    # the next run_command quotes that question.
+    secret_file = tmp_path / "value"
+    secret_file.write_text(SECRET_VALUE)
+    command = f"printf 'Keep %s? ' \"$(cat {shlex.quote(str(secret_file))})\"; read answer"
+
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "error-secret")
+        asked = await wait_after(client, pane, command)
+        assert asked["outcome"] == "awaiting_input", asked
+        assert asked["prompt"] == f"Keep [secret {SECRET_NAME}]? ", asked
+        refused = await client.err("run_command", {"pane": pane, "command": "echo next", "timeout_s": 5})
+        assert f"waits for input at \"Keep [secret {SECRET_NAME}]? \"" in refused, refused
+        assert SECRET_VALUE not in refused, refused
+
+    server.run(body)
+
+
 def test_type_secret_refusals(server: Server) -> None:
     async def body(client: RecordingClient) -> None:
         pane = await bash_pane(client, "refusals")
@@ -239,6 +336,53 @@ def test_run_batch_wait_step_reports_awaiting_input(server: Server) -> None:
         wait = batch["steps"][1]
         assert "awaiting_input" in json.dumps(wait), wait
         assert "Continue? [Y/n] " in json.dumps(wait), wait
+
+    server.run(body)
+
+
+def test_wait_for_command_returns_awaiting_input_again_until_answered(server: Server) -> None:
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "ask-twice")
+        command = "read -p 'Your name: ' name; echo \"hello $name\""
+        asked = await client.ok(
+            "run_command", {"pane": pane, "command": command, "timeout_s": 10, "input_settle_ms": 100}
+        )
+        assert asked["awaiting_input"] is True and asked["prompt"] == "Your name: ", asked
+        command_id = asked["command_id"]
+        # Nothing answered: the command still waits at the same prompt.
+        again = await client.ok("wait_for_command", {"command_id": command_id, "timeout_s": 10})
+        assert again["awaiting_input"] is True and again["timed_out"] is False, again
+        assert again["exit_code"] is None and again["command_id"] == command_id, again
+        assert again["prompt"] == "Your name: " and again["line_mode"] is True, again
+        assert again["elapsed_s"] < 10, again
+        await client.ok("send_keys", {"pane": pane, "text": "ada", "enter": True})
+        done = await client.ok("wait_for_command", {"command_id": command_id, "timeout_s": 10})
+        assert done["exit_code"] == 0 and done["awaiting_input"] is False, done
+        assert done["output"].splitlines()[-1] == "hello ada", done
+
+    server.run(body)
+
+
+def test_run_batch_command_and_idle_steps_stop_at_a_prompt(server: Server) -> None:
+    async def body(client: RecordingClient) -> None:
+        pane = await bash_pane(client, "batch-ask")
+        command = "read -s -p 'Password: ' pw; echo; echo got-${#pw}"
+        steps = [
+            {"op": "run_command", "pane": pane, "command": command, "timeout_s": 10},
+            {"op": "wait_for_idle", "pane": pane, "quiet_ms": 5000, "timeout_s": 10},
+        ]
+        batch = await client.ok("run_batch", {"steps": steps})
+        assert [step["ok"] for step in batch["steps"]] == [True, True], batch
+        ran, idle = (step["result"] for step in batch["steps"])
+        assert ran["awaiting_input"] is True and ran["secret"] is True, ran
+        assert ran["prompt"] == "Password: " and ran["command_id"], ran
+        assert idle["outcome"] == "awaiting_input" and idle["secret"] is True, idle
+        assert idle["prompt"] == "Password: ", idle
+        text = client.seen[-2]
+        assert '[0] run_command: awaiting input at "Password: ", secret' in text, text
+        await client.ok("type_secret", {"pane": pane, "name": SECRET_NAME})
+        done = await client.ok("wait_for_command", {"command_id": ran["command_id"], "timeout_s": 10})
+        assert done["exit_code"] == 0 and done["output"].endswith(f"got-{len(SECRET_VALUE)}"), done
 
     server.run(body)
 

@@ -163,10 +163,13 @@ pub fn decide(facts: &InputFacts) -> Option<AwaitingInput> {
 fn at_shell_prompt(facts: &InputFacts, mode: TtyMode) -> bool {
     match (facts.lone_shell, facts.shell_in_command) {
         (None, _) => false,
+        // A shell reading while it runs a command is in a `read` builtin,
+        // also one that edits its line in raw mode (fish's `read`, bash's
+        // `read -e`).
+        (Some(_), true) => false,
         // bash, zsh and fish read their prompt in raw mode; in line mode
         // they are in a `read` builtin.
-        (Some(LeaderShell::Editing), _) => !mode.canonical,
-        (Some(LeaderShell::Plain), true) => false,
+        (Some(LeaderShell::Editing), false) => !mode.canonical,
         // sh reads its prompt in line mode too: outside a command only a
         // hidden read (echo off) tells a `read` from the prompt.
         (Some(LeaderShell::Plain), false) => mode.echo || !mode.canonical,
@@ -313,6 +316,26 @@ mod tests {
             ..dash
         };
         assert!(decide(&reading).is_some());
+    }
+
+    #[test]
+    fn an_editing_shell_reading_in_a_command_waits_for_input() {
+        // fish's `read` and bash's `read -e` edit their line in raw mode,
+        // as the shell does at its prompt; only the command tells them apart.
+        let fish = bash_alone(poller("fish"), RAW);
+        assert_eq!(decide(&fish), None);
+        let reading = InputFacts {
+            shell_in_command: true,
+            ..fish
+        };
+        let found = decide(&reading).expect("fish's read waits");
+        assert!(!found.line_mode && !found.secret);
+        assert_eq!(found.program, "fish");
+        let read_e = InputFacts {
+            shell_in_command: true,
+            ..bash_alone(tty_read("bash"), RAW)
+        };
+        assert!(decide(&read_e).is_some());
     }
 
     #[test]

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{LIMIT, TestTmux, shell_pane, temp_path, wait_for_journal};
+use support::{LIMIT, TestTmux, shell_installed, shell_pane, temp_path, wait_for_journal};
 use termpilot_tmux::{Cursor, Engine, Input, Needle, Outcome, PaneId, TextWait, WaitReport};
 
 const SETTLE: Duration = Duration::from_millis(300);
@@ -327,6 +327,72 @@ async fn run_command_read_in_plain_sh() {
     type_line(&engine, pane, "yes").await;
     let done = engine.wait_for_command(&asked.id, LIMIT).await.unwrap();
     assert_eq!(done.exit_code, Some(0));
+}
+
+/// run_command of a `read` that edits its line itself (raw mode, as the
+/// shell's own prompt): it waits for input, and completes once answered.
+async fn run_command_edited_read(shell: &str, command: &str) -> termpilot_tmux::AwaitingInput {
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, shell, None).await;
+    let asked = engine
+        .run_command_or_input(pane, command, LIMIT, SETTLE)
+        .await
+        .unwrap();
+    let input = asked.input.expect("the read waits");
+    assert!(!input.line_mode && !input.secret, "{shell}: {input:?}");
+    assert_eq!(input.program, shell);
+    assert_eq!(asked.exit_code, None);
+    type_line(&engine, pane, "ada").await;
+    let done = engine
+        .wait_for_command_or_input(&asked.id, LIMIT, SETTLE)
+        .await
+        .unwrap();
+    assert_eq!(done.exit_code, Some(0), "{shell}: {done:?}");
+    assert!(done.output.ends_with("got-ada"), "{shell}: {done:?}");
+    assert!(done.input.is_none());
+    input
+}
+
+#[tokio::test]
+async fn run_command_read_with_readline_in_bash() {
+    let command = "read -e -p 'name: ' x; echo got-$x";
+    let input = run_command_edited_read("bash", command).await;
+    assert_eq!(input.prompt, "name: ");
+}
+
+#[tokio::test]
+async fn run_command_read_in_fish() {
+    if shell_installed("fish") {
+        run_command_edited_read("fish", "read x; echo got-$x").await;
+    }
+}
+
+#[tokio::test]
+async fn a_command_interrupted_while_followed_is_not_input() {
+    // After a C-c, bash reads at its prompt in raw mode as `read -e` does,
+    // with the command's start marker seen and no end marker.
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let pane = shell_pane(&engine, "bash", None).await;
+    let short = Duration::from_millis(500);
+    let started = engine
+        .run_command_or_input(pane, "echo before; sleep 30", short, SETTLE)
+        .await
+        .unwrap();
+    assert_eq!((started.exit_code, &started.input), (None, &None));
+    let follower = {
+        let (engine, id) = (engine.clone(), started.id.clone());
+        tokio::spawn(async move { engine.wait_for_command_or_input(&id, LIMIT, SETTLE).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let interrupt = Input {
+        keys: vec!["C-c".parse().unwrap()],
+        ..Input::default()
+    };
+    engine.send_input(pane, &interrupt).await.unwrap();
+    let ended = follower.await.unwrap().unwrap();
+    assert!(ended.interrupted && ended.input.is_none(), "{ended:?}");
 }
 
 #[tokio::test]

@@ -88,6 +88,10 @@ pub struct CommandEntry {
     /// For "awaiting_input": the name of the program that reads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
+    /// For "awaiting_input": a full-screen program (a pager, an editor) is on the
+    /// alternate screen; capture_pane shows what it draws.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternate_screen: Option<bool>,
     /// Set when the shell ran none of the command line: "syntax_error" (it could not parse
     /// it; output holds its message) or "incomplete" (an unclosed quote, bracket or
     /// here-document: the shell waited for more, and termpilot pressed C-c to get the
@@ -252,14 +256,19 @@ pub(crate) fn command_done(
         secret: input.secret,
         line_mode: input.line_mode,
         program: input.program,
+        alternate_screen: report.input.as_ref().map(|input| input.alternate_screen),
         not_run: not_run.map(str::to_owned),
+    };
+    let full_screen = match entry.alternate_screen {
+        Some(true) => " [full-screen program]",
+        _ => "",
     };
     let status = match (entry.exit_code, &entry.command_id) {
         (None, Some(id)) if let Some(input) = &report.input => format!(
-            "awaiting input after {:.3} s{}; answer it, then call wait_for_command with \
-             command_id {id}",
+            "awaiting input after {:.3} s{}{full_screen}; answer it, then call \
+             wait_for_command with command_id {id}",
             entry.elapsed_s,
-            crate::awaiting::describe(input)
+            crate::awaiting::describe(input),
         ),
         (Some(code), _) => format!("exit code {code} after {:.3} s", entry.elapsed_s),
         (None, None) if report.not_run == Some(NotRun::SyntaxError) => {

@@ -586,10 +586,25 @@ impl StepSummary for commands::CommandEntry {
         let code = match (&self.exit_code, &self.not_run) {
             (Some(code), _) => Some(format!("exit code {code}")),
             (None, Some(why)) => Some(format!("not run ({why})")),
+            (None, None) if self.awaiting_input => Some(awaiting_words(self)),
             (None, None) => None,
         };
         summary_of(code.as_slice(), &self.output, &self.cursor)
     }
+}
+
+/// A command waiting for input in a few words: at which prompt, and
+/// whether the terminal hides what is typed (answer with type_secret).
+fn awaiting_words(entry: &commands::CommandEntry) -> String {
+    let prompt = entry.prompt.as_deref().unwrap_or_default();
+    let hidden = match entry.secret {
+        Some(true) => ", secret",
+        _ => "",
+    };
+    format!(
+        "awaiting input at {prompt:?}{hidden}, command_id {}",
+        entry.command_id.as_deref().unwrap_or_default()
+    )
 }
 
 fn summary(steps: Vec<StepEntry>, on_error: OnError, started: Instant) -> RunBatchEntry {
@@ -620,4 +635,52 @@ fn batch_text(entry: &RunBatchEntry) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(exit_code: Option<i32>) -> commands::CommandEntry {
+        commands::CommandEntry {
+            pane: "%1".into(),
+            exit_code,
+            timed_out: false,
+            interrupted: false,
+            command_id: None,
+            output: String::new(),
+            truncated: false,
+            total_lines: 0,
+            output_id: None,
+            lost_bytes: 0,
+            elapsed_s: 0.5,
+            cursor: "c1.0.1.2".into(),
+            awaiting_input: false,
+            prompt: None,
+            secret: None,
+            line_mode: None,
+            program: None,
+            alternate_screen: None,
+            not_run: None,
+        }
+    }
+
+    #[test]
+    fn a_command_step_says_it_awaits_input_and_where() {
+        let asked = commands::CommandEntry {
+            awaiting_input: true,
+            command_id: Some("tp1".into()),
+            prompt: Some("Password: ".into()),
+            secret: Some(true),
+            output: "Password: ".into(),
+            ..command(None)
+        };
+        let summary = asked.summary();
+        let first = summary.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            "awaiting input at \"Password: \", secret, command_id tp1"
+        );
+        assert_eq!(command(Some(0)).summary(), "exit code 0");
+    }
 }

@@ -121,11 +121,23 @@ impl Engine {
         if settle.is_zero() {
             return self.follow(running, timeout).await;
         }
-        let in_command = || self.advance(running).2;
+        // Between its start marker and its end marker (or the next
+        // command's cut): a shell found reading then is in a `read`, not at
+        // its prompt, even one whose line editor holds the terminal raw.
+        let in_command = || match self.advance(running) {
+            (None, None, started) => started,
+            _ => false,
+        };
         tokio::select! {
             biased;
             report = self.follow(running, timeout) => report,
             found = self.input_awaited(running.pane, settle, in_command) => {
+                // A C-c leaves the shell reading with no end marker, as in
+                // a `read`; under the prompt it showed before, it is back.
+                if self.prompt_back(running).await {
+                    let back = super::Finish::Interrupted { back: true };
+                    return Ok(self.final_report(running, back));
+                }
                 let mut report = self.final_report(running, super::Finish::Running);
                 if report.exit_code.is_none() && !report.interrupted {
                     report.input = Some(found);
