@@ -204,6 +204,56 @@ def test_sshd_stopping_mid_wait_ends_it_with_host_lost(tp, far_sshd):
     tp.run(body, extra_args=ssh_args(server))
 
 
+def test_sshd_stopping_mid_run_command_ends_it_with_host_lost(tp, far_sshd):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, "ssh", "lost-run"))["pane"]
+        ran: dict = {}
+
+        async def run() -> None:
+            command = "sleep 6; echo finished-$((6*7))"
+            ran.update(await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 25}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            await anyio.sleep(1)
+            started = time.monotonic()
+            server.stop()
+        assert ran["host_lost"] and ran["exit_code"] is None and not ran["timed_out"], ran
+        assert ran["command_id"].startswith("ssh/"), ran
+        assert time.monotonic() - started < 5
+        server.start()
+        # The id survives: the next call connects again and picks the command up.
+        done = await client.ok("wait_for_command", {"command_id": ran["command_id"], "timeout_s": 15})
+        assert done["exit_code"] == 0 and not done["host_lost"], done
+        assert "finished-42" in done["output"], done
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+def test_sshd_stopping_mid_channel_wait_ends_it_with_host_lost(tp, far_sshd):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        await new_pane(client, "ssh", "lost-channel")
+        outcome: dict = {}
+
+        async def wait() -> None:
+            arguments = {"channel": "tp-never-signalled", "host": "ssh", "timeout_s": 25}
+            outcome.update(await client.ok("wait_for_channel", arguments))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait)
+            await anyio.sleep(0.5)
+            started = time.monotonic()
+            server.stop()
+        assert outcome["outcome"] == "host_lost", outcome
+        assert time.monotonic() - started < 5
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
 def test_cursors_from_before_a_far_server_restart_are_refused(tp, far_sshd):
     server, far = far_sshd
 

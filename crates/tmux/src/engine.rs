@@ -297,6 +297,12 @@ impl Engine {
         self.shared.transport.is_local()
     }
 
+    /// Whether the connection to the server's host dropped and no control
+    /// client is connected again yet.
+    pub(crate) fn connection_lost(&self) -> bool {
+        self.shared.any_client().is_none() && self.shared.host_lost()
+    }
+
     /// The processes under `pid` (a pane's first process) and the mode of
     /// its terminal `tty`, read where the pane runs: `/proc` here for a
     /// local server, a dump taken on the host for another (empty when the
@@ -511,7 +517,7 @@ impl Engine {
         let args = ["list-sessions", "-F", "#{session_id}"].map(OsString::from);
         let ran = self.shared.transport.run(args.to_vec()).await?;
         if !ran.success {
-            if ran.stderr.contains("no server running") || ran.stderr.contains("error connecting") {
+            if ran.no_server() {
                 return Ok(Vec::new());
             }
             return Err(self.shared.connect_error(ran.stderr));

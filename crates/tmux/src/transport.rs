@@ -59,6 +59,13 @@ pub struct Ran {
     pub stderr: String,
 }
 
+impl Ran {
+    /// Whether tmux said that no server runs on its socket.
+    pub(crate) fn no_server(&self) -> bool {
+        self.stderr.contains("no server running") || self.stderr.contains("error connecting")
+    }
+}
+
 /// A way to reach one tmux server.
 pub trait Transport: Send + Sync + std::fmt::Debug {
     /// Opens a control client: runs tmux with `-C` followed by `args`
