@@ -295,6 +295,20 @@ def test_an_unreachable_host_fails_its_calls_only(tp, tmp_path):
     tp.run(body, extra_args=args)
 
 
+def test_a_host_that_never_answers_fails_within_its_timeout(tp):
+    # The exec prefix starts, then never runs tmux: only termpilot's bound on
+    # the whole connection ends it.
+    args = ["--host", "mute=exec:sh -c 'exec sleep 30' sh", "--host-timeout-s", "2"]
+
+    async def body(client: Client) -> None:
+        started = time.monotonic()
+        message = await client.err("create_session", {"host": "mute"})
+        assert "mute" in message and "no answer within 2 s" in message, message
+        assert time.monotonic() - started < 3.5
+
+    tp.run(body, extra_args=args)
+
+
 def test_an_exec_host(tp):
     far = Far()
     args = ["--host", f"box=exec:env TMUX_TMPDIR={far.dir}"]

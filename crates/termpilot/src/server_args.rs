@@ -92,8 +92,9 @@ pub struct HostArgs {
     #[arg(long, env = "TERMPILOT_SSH_CONFIG", value_name = "PATH")]
     pub ssh_config: Option<PathBuf>,
 
-    /// Seconds connecting to a host may take before the call fails (ssh's
-    /// ConnectTimeout; authentication and tmux starting get as long again).
+    /// Seconds connecting to a host may take in all (ssh, logging in, tmux
+    /// attaching) before the call fails; ssh's ConnectTimeout is a second
+    /// less, so that ssh's own message comes first.
     #[arg(
         long,
         env = "TERMPILOT_HOST_TIMEOUT_S",

@@ -178,6 +178,14 @@ impl Shared {
         clients.keys().copied().collect()
     }
 
+    /// Detaches and forgets every session client.
+    fn detach_all(&self) {
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, client) in std::mem::take(&mut *clients) {
+            client.detach();
+        }
+    }
+
     fn insert_client(&self, handle: ClientHandle) {
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(old) = clients.insert(handle.session, handle) {
@@ -408,6 +416,27 @@ impl Engine {
         if let Some(client) = self.shared.any_client() {
             return Ok(client);
         }
+        let Some(limit) = self.shared.transport.connect_timeout() else {
+            return self.connect_retrying().await;
+        };
+        // The whole of connecting to a host, from ssh's first packet to the
+        // last session attached, gets the host's time.
+        match tokio::time::timeout(limit, self.connect_retrying()).await {
+            Ok(connected) => connected,
+            Err(_) => {
+                // Half a connection is none: the clients attached so far leave.
+                self.shared.detach_all();
+                let secs = limit.as_secs_f64();
+                Err(self
+                    .shared
+                    .connect_error(format!("no answer within {secs} s")))
+            }
+        }
+    }
+
+    /// Connects, retrying for a while on this machine. Called with the
+    /// tracking lock held.
+    async fn connect_retrying(&self) -> Result<ClientHandle> {
         // Another process may be starting the same server or its first
         // session this very moment: a failure then is transient.
         // A host elsewhere that cannot be reached says so at once.
