@@ -309,6 +309,30 @@ def test_a_host_that_never_answers_fails_within_its_timeout(tp):
     tp.run(body, extra_args=args)
 
 
+def test_a_mistyped_host_is_named_not_read_as_local(tp):
+    # A host that is never used: only its name matters here.
+    args = ["--host", "box=exec:false"]
+
+    async def body(client: Client) -> None:
+        # A local session may have a slash in its name; its targets stay local.
+        pane = (await client.ok("create_session", {"name": "typo/work"}))["pane"]
+        assert LOCAL_PANE_RE.match(pane), pane
+        screen = await client.ok("capture_pane", {"pane": "typo/work:0.0"})
+        assert screen["pane"] == pane, screen
+        for tool, arguments in [
+            ("capture_pane", {"pane": f"typo/{pane}"}),
+            ("capture_pane", {"pane": "bxo/work:0.0"}),
+            ("list_panes", {"window": "bxo/work:0"}),
+            ("list_panes", {"session": "bxo/$0"}),
+            ("send_keys_batch", {"operations": [{"pane": f"bxo/{pane}", "text": "x"}]}),
+        ]:
+            message = await client.err(tool, arguments)
+            mistyped = "typo" if "typo" in str(arguments) else "bxo"
+            assert f'host "{mistyped}"' in message and "local, box" in message, (tool, message)
+
+    tp.run(body, extra_args=args)
+
+
 def test_an_exec_host(tp):
     far = Far()
     args = ["--host", f"box=exec:env TMUX_TMPDIR={far.dir}"]

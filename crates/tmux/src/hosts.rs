@@ -92,15 +92,19 @@ impl fmt::Display for HostSpec {
     }
 }
 
-/// A host name: letters, digits, `-` and `_`, at most 32 (ids carry it),
-/// not `local`.
-fn check_name(name: &str) -> std::result::Result<(), String> {
-    let fine = !name.is_empty()
+/// Whether `name` is written as a host name is: letters, digits, `-` and
+/// `_`, at most 32 (ids carry it).
+pub fn is_host_name(name: &str) -> bool {
+    !name.is_empty()
         && name.len() <= 32
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if !fine {
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A host name (see [`is_host_name`]), not `local`.
+fn check_name(name: &str) -> std::result::Result<(), String> {
+    if !is_host_name(name) {
         return Err(format!(
             "{name:?} is not a host name: use letters, digits, - and _ (at most 32)"
         ));

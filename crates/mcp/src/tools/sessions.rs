@@ -233,12 +233,12 @@ impl Tool for ListPanes {
         // A session or window target names its host itself.
         let (named, scope) = match (params.window.as_deref(), params.session.as_deref()) {
             (Some(window), _) => {
-                let (host, window) = address::split(server, window);
+                let (host, window) = address::locate(server, window).await?;
                 let window = address::window_target(window)?.text.to_owned();
                 (Some(host), PaneScope::Window(window))
             }
             (None, Some(session)) => {
-                let (host, session) = address::split(server, session);
+                let (host, session) = address::locate(server, session).await?;
                 let session = address::session_target(session)?.text.to_owned();
                 (Some(host), PaneScope::Session(session))
             }
