@@ -333,6 +333,34 @@ def test_a_mistyped_host_is_named_not_read_as_local(tp):
     tp.run(body, extra_args=args)
 
 
+def test_listings_of_every_host_remember_an_unreachable_one_for_a_while(tp, tmp_path):
+    # A host whose ssh hangs until its timeout: a proxy command that never answers.
+    config = tmp_path / "ssh_config"
+    config.write_text("Host stuck\n  ProxyCommand sleep 30\n")
+    args = ["--host", "stuck=ssh:stuck", "--ssh-config", str(config), "--host-timeout-s", "2"]
+
+    async def body(client: Client) -> None:
+        async def unreachable(tool: str, arguments: dict) -> tuple[str, float]:
+            """Why the listing says `stuck` is unreachable, and how long it took."""
+            started = time.monotonic()
+            listed = await client.ok(tool, arguments)
+            errors = {u["host"]: u["error"] for u in listed["unreachable"]}
+            assert "stuck" in errors, listed
+            return errors["stuck"], time.monotonic() - started
+
+        first, took = await unreachable("list_sessions", {})
+        assert took > 0.8, (first, took)
+        # Listing every host again does not wait on it again...
+        again, took = await unreachable("list_panes", {})
+        assert took < 0.5, (again, took)
+        assert again.startswith(first) and "tries again" in again, (first, again)
+        # ...but a call naming the host tries at once.
+        named, took = await unreachable("list_sessions", {"host": "stuck"})
+        assert took > 0.8 and "tries again" not in named, (named, took)
+
+    tp.run(body, extra_args=args)
+
+
 def test_an_exec_host(tp):
     far = Far()
     args = ["--host", f"box=exec:env TMUX_TMPDIR={far.dir}"]

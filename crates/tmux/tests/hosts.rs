@@ -250,6 +250,10 @@ async fn an_unreachable_ssh_host_fails_fast_with_ssh_s_message() {
         assert!(message.contains(&format!("host {name}")), "{message}");
         assert!(message.to_lowercase().contains(says), "{message}");
         assert!(started.elapsed() < Duration::from_secs(8), "{name}");
+        let (remembered, _) = hosts
+            .recent_failure(name)
+            .expect("the failure is remembered");
+        assert_eq!(remembered.to_string(), message);
     }
     assert!(matches!(
         hosts.engine("elsewhere").await,
