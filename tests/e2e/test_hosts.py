@@ -361,6 +361,37 @@ def test_listings_of_every_host_remember_an_unreachable_one_for_a_while(tp, tmp_
     tp.run(body, extra_args=args)
 
 
+def test_the_scope_and_approvals_hold_on_a_host(tp):
+    far = Far()
+    # A session on the host that the operator's scope leaves out.
+    far.tmux("-f", "/dev/null", "new-session", "-d", "-s", "private", "cat")
+    hidden = far.tmux("display-message", "-p", "-t", "private:", "#{pane_id}").stdout.strip()
+    assert hidden.startswith("%"), hidden
+    args = ["--host", f"box=exec:env TMUX_TMPDIR={far.dir}", "--allow-session", "agent-*"]
+    args += ["--confirm", r"rm\s+-rf"]
+
+    async def body(client: Client) -> None:
+        message = await client.err("create_session", {"host": "box", "name": "mine"})
+        assert "agent-*" in message, message
+        pane = (await client.ok("create_session", {"host": "box", "name": "agent-1", "command": "cat"}))["pane"]
+        listed = (await client.ok("list_sessions", {"host": "box"}))["sessions"]
+        assert [(s["host"], s["name"]) for s in listed] == [("box", "agent-1")], listed
+        for target in (f"box/{hidden}", "box/private:0.0"):
+            message = await client.err("send_keys", {"pane": target, "text": "leak"})
+            assert "not found" in message, message
+        # This client cannot answer an approval: text that needs one is refused.
+        message = await client.err("send_keys", {"pane": pane, "text": "rm -rf ./nothing-here"})
+        assert "elicitation" in message, message
+        await client.ok("send_keys", {"pane": pane, "text": "fine", "enter": False})
+
+    try:
+        tp.run(body, toolsets="all", extra_args=args)
+        screen = far.tmux("capture-pane", "-p", "-t", hidden).stdout
+        assert "leak" not in screen, screen
+    finally:
+        far.close()
+
+
 def test_an_exec_host(tp):
     far = Far()
     args = ["--host", f"box=exec:env TMUX_TMPDIR={far.dir}"]
