@@ -16,12 +16,16 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from conftest import Client, poll, text_of
+from conftest import BIN, REQUEST_TIMEOUT, SERVER_ENV, TEST_TIMEOUT, Client, poll, text_of
 from sshd import Sshd, missing_reason
 
 HOST_PANE_RE = re.compile(r"^ssh/%\d+$")
@@ -105,6 +109,30 @@ def test_run_command_capture_and_waits(tp, far_sshd, host):
         assert "later-6" in since["text"], since
         screen = await client.capture(pane)
         assert "made-42" in screen
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+@pytest.mark.parametrize("host", ["local", "ssh"])
+def test_wait_for_idle(tp, far_sshd, host):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, host, "idle"))["pane"]
+        sent = time.monotonic()
+        loop = "for i in $(seq 1 12); do echo tick-$i; sleep 0.05; done"
+        typed = await client.ok("send_keys", {"pane": pane, "text": loop, "enter": True})
+        # Once the loop prints, it never pauses for 0.3 s until it is done.
+        ticking = await client.ok(
+            "wait_for_text", {"pane": pane, "pattern": "tick-1", "since": typed["cursor"], "timeout_s": 10}
+        )
+        assert ticking["outcome"] == "matched", ticking
+        idle = await client.ok("wait_for_idle", {"pane": pane, "quiet_ms": 300, "timeout_s": 10})
+        assert idle["outcome"] == "idle" and idle["pane"] == pane, idle
+        assert idle["cursor"].startswith("ssh/") == (host == "ssh"), idle
+        # The last tick comes at least 0.55 s after the loop starts, then 0.3 s of quiet.
+        assert time.monotonic() - sent >= 0.85, idle
+        assert "tick-12" in await client.capture(pane), "idle reported while the loop was still printing"
 
     tp.run(body, extra_args=ssh_args(server))
 
@@ -411,22 +439,37 @@ def test_an_exec_host(tp):
 
 
 def test_start_up_never_waits_on_a_host(tp, tmp_path):
-    # A host whose ssh would hang: a proxy command that never answers.
+    # A host whose ssh would hang until its timeout: a proxy command that never answers.
     config = tmp_path / "ssh_config"
     config.write_text("Host stuck\n  ProxyCommand sleep 30\n")
-    args = ["--host", "stuck=ssh:stuck", "--ssh-config", str(config), "--host-timeout-s", "2"]
+    args = ["serve", "-L", tp.socket, "--host", "stuck=ssh:stuck", "--ssh-config", str(config)]
+    args += ["--host-timeout-s", "5"]
+    params = StdioServerParameters(command=BIN, args=args, env=SERVER_ENV)
 
-    async def body(client: Client) -> None:
-        # initialize and tools/list already happened in connect; a local call
-        # is answered at once too.
+    async def timed(what: Awaitable[Any]) -> tuple[Any, float]:
+        """What `what` gives, and how many seconds it took."""
         started = time.monotonic()
-        await client.ok("list_panes", {"host": "local"})
-        assert time.monotonic() - started < 3
-        message = await client.err("create_session", {"host": "stuck"})
-        assert "stuck" in message, message
-        assert time.monotonic() - started < 8
+        done = await what
+        return done, time.monotonic() - started
 
-    tp.run(body, extra_args=args)
+    async def main() -> None:
+        with anyio.fail_after(TEST_TIMEOUT), open(tp.log_path, "a", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT) as session:
+                    # Waiting on the host would take its 5 s; the local server
+                    # starts within these bounds.
+                    _, took = await timed(session.initialize())
+                    assert took < 3, f"initialize took {took:.2f} s"
+                    listing, took = await timed(session.list_tools())
+                    assert took < 1, f"tools/list took {took:.2f} s"
+                    client = Client(session, listing.tools)
+                    _, took = await timed(client.ok("list_panes", {"host": "local"}))
+                    assert took < 1, f"a local call took {took:.2f} s"
+                    message, took = await timed(client.err("create_session", {"host": "stuck"}))
+                    assert "stuck" in message, message
+                    assert took < 5.5, f"the host failed after {took:.2f} s"
+
+    anyio.run(main)
 
 
 def test_a_batch_stays_on_one_host(tp, far_sshd):
