@@ -16,12 +16,16 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from conftest import Client, poll, text_of
+from conftest import BIN, REQUEST_TIMEOUT, SERVER_ENV, TEST_TIMEOUT, Client, poll, text_of
 from sshd import Sshd, missing_reason
 
 HOST_PANE_RE = re.compile(r"^ssh/%\d+$")
@@ -105,6 +109,30 @@ def test_run_command_capture_and_waits(tp, far_sshd, host):
         assert "later-6" in since["text"], since
         screen = await client.capture(pane)
         assert "made-42" in screen
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+@pytest.mark.parametrize("host", ["local", "ssh"])
+def test_wait_for_idle(tp, far_sshd, host):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, host, "idle"))["pane"]
+        sent = time.monotonic()
+        loop = "for i in $(seq 1 12); do echo tick-$i; sleep 0.05; done"
+        typed = await client.ok("send_keys", {"pane": pane, "text": loop, "enter": True})
+        # Once the loop prints, it never pauses for 0.3 s until it is done.
+        ticking = await client.ok(
+            "wait_for_text", {"pane": pane, "pattern": "tick-1", "since": typed["cursor"], "timeout_s": 10}
+        )
+        assert ticking["outcome"] == "matched", ticking
+        idle = await client.ok("wait_for_idle", {"pane": pane, "quiet_ms": 300, "timeout_s": 10})
+        assert idle["outcome"] == "idle" and idle["pane"] == pane, idle
+        assert idle["cursor"].startswith("ssh/") == (host == "ssh"), idle
+        # The last tick comes at least 0.55 s after the loop starts, then 0.3 s of quiet.
+        assert time.monotonic() - sent >= 0.85, idle
+        assert "tick-12" in await client.capture(pane), "idle reported while the loop was still printing"
 
     tp.run(body, extra_args=ssh_args(server))
 
@@ -204,6 +232,56 @@ def test_sshd_stopping_mid_wait_ends_it_with_host_lost(tp, far_sshd):
     tp.run(body, extra_args=ssh_args(server))
 
 
+def test_sshd_stopping_mid_run_command_ends_it_with_host_lost(tp, far_sshd):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, "ssh", "lost-run"))["pane"]
+        ran: dict = {}
+
+        async def run() -> None:
+            command = "sleep 6; echo finished-$((6*7))"
+            ran.update(await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 25}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            await anyio.sleep(1)
+            started = time.monotonic()
+            server.stop()
+        assert ran["host_lost"] and ran["exit_code"] is None and not ran["timed_out"], ran
+        assert ran["command_id"].startswith("ssh/"), ran
+        assert time.monotonic() - started < 5
+        server.start()
+        # The id survives: the next call connects again and picks the command up.
+        done = await client.ok("wait_for_command", {"command_id": ran["command_id"], "timeout_s": 15})
+        assert done["exit_code"] == 0 and not done["host_lost"], done
+        assert "finished-42" in done["output"], done
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+def test_sshd_stopping_mid_channel_wait_ends_it_with_host_lost(tp, far_sshd):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        await new_pane(client, "ssh", "lost-channel")
+        outcome: dict = {}
+
+        async def wait() -> None:
+            arguments = {"channel": "tp-never-signalled", "host": "ssh", "timeout_s": 25}
+            outcome.update(await client.ok("wait_for_channel", arguments))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait)
+            await anyio.sleep(0.5)
+            started = time.monotonic()
+            server.stop()
+        assert outcome["outcome"] == "host_lost", outcome
+        assert time.monotonic() - started < 5
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
 def test_cursors_from_before_a_far_server_restart_are_refused(tp, far_sshd):
     server, far = far_sshd
 
@@ -245,6 +323,103 @@ def test_an_unreachable_host_fails_its_calls_only(tp, tmp_path):
     tp.run(body, extra_args=args)
 
 
+def test_a_host_that_never_answers_fails_within_its_timeout(tp):
+    # The exec prefix starts, then never runs tmux: only termpilot's bound on
+    # the whole connection ends it.
+    args = ["--host", "mute=exec:sh -c 'exec sleep 30' sh", "--host-timeout-s", "2"]
+
+    async def body(client: Client) -> None:
+        started = time.monotonic()
+        message = await client.err("create_session", {"host": "mute"})
+        assert "mute" in message and "no answer within 2 s" in message, message
+        assert time.monotonic() - started < 3.5
+
+    tp.run(body, extra_args=args)
+
+
+def test_a_mistyped_host_is_named_not_read_as_local(tp):
+    # A host that is never used: only its name matters here.
+    args = ["--host", "box=exec:false"]
+
+    async def body(client: Client) -> None:
+        # A local session may have a slash in its name; its targets stay local.
+        pane = (await client.ok("create_session", {"name": "typo/work"}))["pane"]
+        assert LOCAL_PANE_RE.match(pane), pane
+        screen = await client.ok("capture_pane", {"pane": "typo/work:0.0"})
+        assert screen["pane"] == pane, screen
+        for tool, arguments in [
+            ("capture_pane", {"pane": f"typo/{pane}"}),
+            ("capture_pane", {"pane": "bxo/work:0.0"}),
+            ("list_panes", {"window": "bxo/work:0"}),
+            ("list_panes", {"session": "bxo/$0"}),
+            ("send_keys_batch", {"operations": [{"pane": f"bxo/{pane}", "text": "x"}]}),
+        ]:
+            message = await client.err(tool, arguments)
+            mistyped = "typo" if "typo" in str(arguments) else "bxo"
+            assert f'host "{mistyped}"' in message and "local, box" in message, (tool, message)
+
+    tp.run(body, extra_args=args)
+
+
+def test_listings_of_every_host_remember_an_unreachable_one_for_a_while(tp, tmp_path):
+    # A host whose ssh hangs until its timeout: a proxy command that never answers.
+    config = tmp_path / "ssh_config"
+    config.write_text("Host stuck\n  ProxyCommand sleep 30\n")
+    args = ["--host", "stuck=ssh:stuck", "--ssh-config", str(config), "--host-timeout-s", "2"]
+
+    async def body(client: Client) -> None:
+        async def unreachable(tool: str, arguments: dict) -> tuple[str, float]:
+            """Why the listing says `stuck` is unreachable, and how long it took."""
+            started = time.monotonic()
+            listed = await client.ok(tool, arguments)
+            errors = {u["host"]: u["error"] for u in listed["unreachable"]}
+            assert "stuck" in errors, listed
+            return errors["stuck"], time.monotonic() - started
+
+        first, took = await unreachable("list_sessions", {})
+        assert took > 0.8, (first, took)
+        # Listing every host again does not wait on it again...
+        again, took = await unreachable("list_panes", {})
+        assert took < 0.5, (again, took)
+        assert again.startswith(first) and "tries again" in again, (first, again)
+        # ...but a call naming the host tries at once.
+        named, took = await unreachable("list_sessions", {"host": "stuck"})
+        assert took > 0.8 and "tries again" not in named, (named, took)
+
+    tp.run(body, extra_args=args)
+
+
+def test_the_scope_and_approvals_hold_on_a_host(tp):
+    far = Far()
+    # A session on the host that the operator's scope leaves out.
+    far.tmux("-f", "/dev/null", "new-session", "-d", "-s", "private", "cat")
+    hidden = far.tmux("display-message", "-p", "-t", "private:", "#{pane_id}").stdout.strip()
+    assert hidden.startswith("%"), hidden
+    args = ["--host", f"box=exec:env TMUX_TMPDIR={far.dir}", "--allow-session", "agent-*"]
+    args += ["--confirm", r"rm\s+-rf"]
+
+    async def body(client: Client) -> None:
+        message = await client.err("create_session", {"host": "box", "name": "mine"})
+        assert "agent-*" in message, message
+        pane = (await client.ok("create_session", {"host": "box", "name": "agent-1", "command": "cat"}))["pane"]
+        listed = (await client.ok("list_sessions", {"host": "box"}))["sessions"]
+        assert [(s["host"], s["name"]) for s in listed] == [("box", "agent-1")], listed
+        for target in (f"box/{hidden}", "box/private:0.0"):
+            message = await client.err("send_keys", {"pane": target, "text": "leak"})
+            assert "not found" in message, message
+        # This client cannot answer an approval: text that needs one is refused.
+        message = await client.err("send_keys", {"pane": pane, "text": "rm -rf ./nothing-here"})
+        assert "elicitation" in message, message
+        await client.ok("send_keys", {"pane": pane, "text": "fine", "enter": False})
+
+    try:
+        tp.run(body, toolsets="all", extra_args=args)
+        screen = far.tmux("capture-pane", "-p", "-t", hidden).stdout
+        assert "leak" not in screen, screen
+    finally:
+        far.close()
+
+
 def test_an_exec_host(tp):
     far = Far()
     args = ["--host", f"box=exec:env TMUX_TMPDIR={far.dir}"]
@@ -264,22 +439,37 @@ def test_an_exec_host(tp):
 
 
 def test_start_up_never_waits_on_a_host(tp, tmp_path):
-    # A host whose ssh would hang: a proxy command that never answers.
+    # A host whose ssh would hang until its timeout: a proxy command that never answers.
     config = tmp_path / "ssh_config"
     config.write_text("Host stuck\n  ProxyCommand sleep 30\n")
-    args = ["--host", "stuck=ssh:stuck", "--ssh-config", str(config), "--host-timeout-s", "2"]
+    args = ["serve", "-L", tp.socket, "--host", "stuck=ssh:stuck", "--ssh-config", str(config)]
+    args += ["--host-timeout-s", "5"]
+    params = StdioServerParameters(command=BIN, args=args, env=SERVER_ENV)
 
-    async def body(client: Client) -> None:
-        # initialize and tools/list already happened in connect; a local call
-        # is answered at once too.
+    async def timed(what: Awaitable[Any]) -> tuple[Any, float]:
+        """What `what` gives, and how many seconds it took."""
         started = time.monotonic()
-        await client.ok("list_panes", {"host": "local"})
-        assert time.monotonic() - started < 3
-        message = await client.err("create_session", {"host": "stuck"})
-        assert "stuck" in message, message
-        assert time.monotonic() - started < 8
+        done = await what
+        return done, time.monotonic() - started
 
-    tp.run(body, extra_args=args)
+    async def main() -> None:
+        with anyio.fail_after(TEST_TIMEOUT), open(tp.log_path, "a", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT) as session:
+                    # Waiting on the host would take its 5 s; the local server
+                    # starts within these bounds.
+                    _, took = await timed(session.initialize())
+                    assert took < 3, f"initialize took {took:.2f} s"
+                    listing, took = await timed(session.list_tools())
+                    assert took < 1, f"tools/list took {took:.2f} s"
+                    client = Client(session, listing.tools)
+                    _, took = await timed(client.ok("list_panes", {"host": "local"}))
+                    assert took < 1, f"a local call took {took:.2f} s"
+                    message, took = await timed(client.err("create_session", {"host": "stuck"}))
+                    assert "stuck" in message, message
+                    assert took < 5.5, f"the host failed after {took:.2f} s"
+
+    anyio.run(main)
 
 
 def test_a_batch_stays_on_one_host(tp, far_sshd):

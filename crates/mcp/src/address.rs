@@ -18,8 +18,10 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use termpilot_control::{PaneTarget, SessionTarget, TargetError, WindowSlot, WindowTarget};
-use termpilot_tmux::{Cursor, CursorRef, Engine, Error, PaneId};
+use termpilot_control::{
+    PaneTarget, SessionId, SessionTarget, TargetError, WindowId, WindowSlot, WindowTarget,
+};
+use termpilot_tmux::{Cursor, CursorRef, Engine, Error, Hosts, PaneId};
 
 use crate::error::{ToolError, ToolResult};
 use crate::server::TermpilotServer;
@@ -120,6 +122,57 @@ pub(crate) fn split<'a>(server: &TermpilotServer, text: &'a str) -> (Host, &'a s
     (Host::local(), text)
 }
 
+/// Splits the host off a session, window or pane target as [`split`]
+/// does, refusing one whose prefix reads as a mistyped host: `typo/%3` or
+/// `typo/work:1.0` with no host `typo` configured. Such a target names
+/// something local only when the local server has a session of that name
+/// (`typo/work`, a name tmux allows), within the scope: then it is local,
+/// as always.
+pub(crate) async fn locate<'a>(
+    server: &TermpilotServer,
+    text: &'a str,
+) -> Result<(Host, &'a str), Error> {
+    let (host, rest) = split(server, text);
+    let Some((name, session)) = unknown_host(&server.hosts, text) else {
+        return Ok((host, rest));
+    };
+    let scope = &server.oversight.scope;
+    let sessions = server.engine.list_sessions().await.unwrap_or_default();
+    if sessions
+        .iter()
+        .any(|s| s.name == session && scope.allows(&s.name))
+    {
+        return Ok((host, rest));
+    }
+    Err(Error::InvalidArgument(format!(
+        "{text:?} names host {name:?}, but no host is called that; the hosts are {}",
+        server.hosts.names().join(", ")
+    )))
+}
+
+/// When `text` is `NAME/TARGET` with `NAME` written as a host name but not
+/// configured, and `TARGET` an id (`%3`, `@2`, `$1`) or a
+/// `session:window[.pane]` target: `NAME`, and the session a local reading
+/// of `text` would name.
+fn unknown_host<'a>(hosts: &Hosts, text: &'a str) -> Option<(&'a str, &'a str)> {
+    let (name, rest) = text.split_once('/')?;
+    if name == termpilot_tmux::LOCAL
+        || hosts.contains(name)
+        || !termpilot_tmux::hosts::is_host_name(name)
+    {
+        return None;
+    }
+    let is_id = rest.parse::<PaneId>().is_ok()
+        || rest.parse::<WindowId>().is_ok()
+        || rest.parse::<SessionId>().is_ok();
+    if is_id {
+        return Some((name, text));
+    }
+    let (session, _) = rest.split_once(':')?;
+    let session = &text[..name.len() + 1 + session.len()];
+    Some((name, session))
+}
+
 /// A `host` argument: the host it names, which must be configured.
 pub(crate) fn host_argument(server: &TermpilotServer, name: Option<&str>) -> ToolResult<Host> {
     match name {
@@ -145,7 +198,7 @@ pub(crate) struct On<'a> {
 /// The host and engine a session, window or pane target names (connecting
 /// to the host on first use), and the target without the host.
 pub(crate) async fn on<'a>(server: &TermpilotServer, text: &'a str) -> Result<On<'a>, Error> {
-    let (host, target) = split(server, text);
+    let (host, target) = locate(server, text).await?;
     let engine = host.engine(server).await?;
     Ok(On {
         host,
@@ -284,6 +337,33 @@ mod tests {
         );
         let garbled = cursor("c9.1").unwrap_err().to_string();
         assert!(garbled.starts_with("cursor: "), "{garbled}");
+    }
+
+    #[test]
+    fn a_prefix_that_is_no_host_is_suspect_only_before_an_id_or_a_full_target() {
+        let specs = ["build=ssh:build-1".parse().unwrap()];
+        let config = termpilot_tmux::EngineConfig::default();
+        let options = termpilot_tmux::HostOptions::default();
+        let hosts = Hosts::new(config, &specs, &options).unwrap();
+        let suspect = |text| unknown_host(&hosts, text);
+        assert_eq!(suspect("typo/%3"), Some(("typo", "typo/%3")));
+        assert_eq!(suspect("typo/@2"), Some(("typo", "typo/@2")));
+        assert_eq!(suspect("typo/$1"), Some(("typo", "typo/$1")));
+        // The session a local reading names, which a local server may have.
+        assert_eq!(suspect("typo/work:1.0"), Some(("typo", "typo/work")));
+        assert_eq!(suspect("typo/work:1"), Some(("typo", "typo/work")));
+        // Configured hosts, local, plain names and what no host is written as.
+        for fine in [
+            "build/%3",
+            "local/%3",
+            "pts/3",
+            "typo/work",
+            "%3",
+            "work:1.0",
+            "my box/%3",
+        ] {
+            assert_eq!(suspect(fine), None, "{fine}");
+        }
     }
 
     #[test]

@@ -161,6 +161,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let oversight = args.person.oversight()?;
     let secrets = args.secrets.secrets()?;
+    let host_specs = args.hosts.hosts()?;
     anyhow::ensure!(args.journal_mb > 0, "--journal-mb must be at least 1");
     anyhow::ensure!(args.max_wait_s > 0.0, "--max-wait-s must be positive");
     let http_limits = args.http_limits.limits()?;
@@ -202,7 +203,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .tempdir()
         .context("cannot make a directory for ssh's connection sockets")?;
     let host_options = args.hosts.options(control_dir.path().to_owned())?;
-    let hosts = Hosts::new(engine.config().clone(), &args.hosts.hosts, &host_options)?;
+    let hosts = Hosts::new(engine.config().clone(), &host_specs, &host_options)?;
     if hosts.names().len() > 1 {
         tracing::info!(hosts = ?hosts.names(), "hosts connect on first use");
     }

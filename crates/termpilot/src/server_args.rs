@@ -77,23 +77,20 @@ pub struct HostArgs {
     /// A host besides this machine (which is `local`): NAME=ssh:DEST runs the
     /// system ssh to DEST (user@host, host or an alias of your ssh config);
     /// NAME=exec:PREFIX runs PREFIX (e.g. `docker exec -i box`) before the tmux
-    /// command line. Targets on it are written NAME/TARGET. Repeatable;
-    /// TERMPILOT_HOSTS holds several, comma-separated.
-    #[arg(
-        long = "host",
-        env = "TERMPILOT_HOSTS",
-        value_name = "NAME=ssh:DEST|NAME=exec:PREFIX",
-        value_delimiter = ','
-    )]
-    pub hosts: Vec<HostSpec>,
+    /// command line. Targets on it are written NAME/TARGET. Repeatable. Without
+    /// any, TERMPILOT_HOSTS holds the hosts, comma-separated (so a prefix with
+    /// a comma in it is given with --host).
+    #[arg(long = "host", value_name = "NAME=ssh:DEST|NAME=exec:PREFIX")]
+    hosts: Vec<HostSpec>,
 
     /// ssh configuration file passed to every ssh termpilot runs (`ssh -F`);
     /// default: ssh's own (~/.ssh/config of the user in the password database).
     #[arg(long, env = "TERMPILOT_SSH_CONFIG", value_name = "PATH")]
     pub ssh_config: Option<PathBuf>,
 
-    /// Seconds connecting to a host may take before the call fails (ssh's
-    /// ConnectTimeout; authentication and tmux starting get as long again).
+    /// Seconds connecting to a host may take in all (ssh, logging in, tmux
+    /// attaching) before the call fails; ssh's ConnectTimeout is a second
+    /// less, so that ssh's own message comes first.
     #[arg(
         long,
         env = "TERMPILOT_HOST_TIMEOUT_S",
@@ -103,7 +100,27 @@ pub struct HostArgs {
     pub host_timeout_s: u64,
 }
 
+/// Where `serve` reads hosts from when no `--host` is given.
+const HOSTS_ENV: &str = "TERMPILOT_HOSTS";
+
 impl HostArgs {
+    /// The hosts: those given with `--host`, else those `TERMPILOT_HOSTS`
+    /// lists. Only the variable is split on commas: one value of `--host`
+    /// is one host, whatever its exec prefix holds.
+    pub fn hosts(&self) -> anyhow::Result<Vec<HostSpec>> {
+        use anyhow::Context;
+        if !self.hosts.is_empty() {
+            return Ok(self.hosts.clone());
+        }
+        match std::env::var(HOSTS_ENV) {
+            Ok(list) => hosts_of_list(&list)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("{HOSTS_ENV}: invalid host")),
+            Err(std::env::VarError::NotPresent) => Ok(Vec::new()),
+            Err(e) => Err(e).with_context(|| format!("{HOSTS_ENV} is not valid UTF-8")),
+        }
+    }
+
     /// The options every remote host shares; `control_dir` holds ssh's
     /// master connection sockets.
     pub fn options(&self, control_dir: PathBuf) -> anyhow::Result<HostOptions> {
@@ -117,6 +134,15 @@ impl HostArgs {
             control_dir,
         })
     }
+}
+
+/// The hosts of a comma-separated list, as `TERMPILOT_HOSTS` holds them;
+/// blank items are skipped.
+fn hosts_of_list(list: &str) -> Result<Vec<HostSpec>, String> {
+    (list.split(',').map(str::trim))
+        .filter(|item| !item.is_empty())
+        .map(str::parse)
+        .collect()
 }
 
 /// A person in the loop: approvals, the audit log and scopes (`serve`).
@@ -265,5 +291,40 @@ impl SecretArgs {
     /// The secrets, checked (a malformed or repeated one fails start-up).
     pub fn secrets(&self) -> anyhow::Result<termpilot_mcp::secrets::Secrets> {
         termpilot_mcp::secrets::Secrets::parse(&self.secrets).map_err(anyhow::Error::msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use termpilot_tmux::hosts::Reach;
+
+    use super::*;
+
+    /// `serve`'s host options alone.
+    #[derive(Debug, Parser)]
+    struct Serve {
+        #[command(flatten)]
+        hosts: HostArgs,
+    }
+
+    #[test]
+    fn a_host_option_is_one_host_commas_and_all() {
+        let prefix = "docker exec -i -e LIST=a,b box-1";
+        let args = Serve::try_parse_from(["serve", "--host", &format!("box=exec:{prefix}")])
+            .expect("parses");
+        let hosts = args.hosts.hosts().expect("valid hosts");
+        assert_eq!(hosts.len(), 1, "{hosts:?}");
+        assert_eq!(hosts[0].reach, Reach::Exec(prefix.into()));
+    }
+
+    #[test]
+    fn the_environment_list_is_split_on_commas() {
+        let hosts = hosts_of_list("build=ssh:me@build-1, box=exec:docker exec -i box-1,").unwrap();
+        let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["build", "box"]);
+        assert_eq!(hosts[1].reach, Reach::Exec("docker exec -i box-1".into()));
+        assert!(hosts_of_list("build=ssh:me@build-1,box").is_err());
+        assert!(hosts_of_list(" ").unwrap().is_empty());
     }
 }

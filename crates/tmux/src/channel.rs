@@ -22,6 +22,20 @@ pub enum ChannelOutcome {
     Timeout,
     /// The tmux server exited (tmux wakes every waiter when it exits).
     ServerExited,
+    /// The connection to the server's host dropped during the wait (ssh or
+    /// the exec command ended, and the host cannot be asked about its
+    /// server); the next call on that host connects again.
+    HostLost,
+}
+
+/// What asking the server's pid after a wait tells.
+enum Since {
+    /// The server the wait started on still runs.
+    Same,
+    /// tmux answered: no server runs, or another one (another pid).
+    Gone,
+    /// Nothing answered for tmux: the way to its host failed.
+    Unreachable,
 }
 
 impl Engine {
@@ -40,12 +54,17 @@ impl Engine {
             Err(_) => return Ok(ChannelOutcome::Timeout),
             Ok(ran) => ran?,
         };
-        // tmux also ends every wait-for when the server exits: check that
-        // the server we were waiting on is still there.
-        if !ran.success || !self.same_server(epoch).await {
-            return Ok(ChannelOutcome::ServerExited);
-        }
-        Ok(ChannelOutcome::Signalled)
+        // tmux also ends every wait-for when the server exits, and a
+        // dropped connection ends it too: check that the server we were
+        // waiting on is still there.
+        let remote = !self.panes_are_local();
+        Ok(match (self.server_since(epoch).await, ran.success) {
+            (Since::Same, true) => ChannelOutcome::Signalled,
+            // The wait's own connection failed while the host answers.
+            (Since::Same, false) if remote => ChannelOutcome::HostLost,
+            (Since::Unreachable, _) if remote => ChannelOutcome::HostLost,
+            _ => ChannelOutcome::ServerExited,
+        })
     }
 
     /// Signals `channel`, waking its waiters. With nobody waiting, tmux keeps
@@ -61,15 +80,20 @@ impl Engine {
         .map(|_| ())
     }
 
-    async fn same_server(&self, epoch: u32) -> bool {
-        // Ask outside control mode: the control clients may not have noticed
-        // yet that the server went away.
+    /// Whether the server of `epoch` still runs, asked outside control
+    /// mode: the control clients may not have noticed yet that the server
+    /// (or the connection to its host) went away.
+    async fn server_since(&self, epoch: u32) -> Since {
         let args = ["display-message", "-p", "#{pid}"]
             .map(OsString::from)
             .to_vec();
         match self.shared.transport.run(args).await {
-            Ok(ran) if ran.success => ran.stdout.trim().parse::<u32>().ok() == Some(epoch),
-            _ => false,
+            Ok(ran) if ran.success => match ran.stdout.trim().parse::<u32>() {
+                Ok(pid) if pid == epoch => Since::Same,
+                _ => Since::Gone,
+            },
+            Ok(ran) if ran.no_server() => Since::Gone,
+            _ => Since::Unreachable,
         }
     }
 }

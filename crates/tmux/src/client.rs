@@ -366,7 +366,7 @@ pub(crate) async fn spawn_as(
         // Dropping the sender (`tx`) on a timeout ends the task and the
         // process behind the pipe.
         Some(limit) => tokio::time::timeout(limit, ready).await.map_err(|_| {
-            shared.connect_error(format!("no answer within {} s", limit.as_secs()))
+            shared.connect_error(format!("no answer within {} s", limit.as_secs_f64()))
         })??,
         None => ready.await?,
     };

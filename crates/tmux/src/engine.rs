@@ -178,6 +178,14 @@ impl Shared {
         clients.keys().copied().collect()
     }
 
+    /// Detaches and forgets every session client.
+    fn detach_all(&self) {
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, client) in std::mem::take(&mut *clients) {
+            client.detach();
+        }
+    }
+
     fn insert_client(&self, handle: ClientHandle) {
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(old) = clients.insert(handle.session, handle) {
@@ -297,6 +305,12 @@ impl Engine {
         self.shared.transport.is_local()
     }
 
+    /// Whether the connection to the server's host dropped and no control
+    /// client is connected again yet.
+    pub(crate) fn connection_lost(&self) -> bool {
+        self.shared.any_client().is_none() && self.shared.host_lost()
+    }
+
     /// The processes under `pid` (a pane's first process) and the mode of
     /// its terminal `tty`, read where the pane runs: `/proc` here for a
     /// local server, a dump taken on the host for another (empty when the
@@ -402,6 +416,27 @@ impl Engine {
         if let Some(client) = self.shared.any_client() {
             return Ok(client);
         }
+        let Some(limit) = self.shared.transport.connect_timeout() else {
+            return self.connect_retrying().await;
+        };
+        // The whole of connecting to a host, from ssh's first packet to the
+        // last session attached, gets the host's time.
+        match tokio::time::timeout(limit, self.connect_retrying()).await {
+            Ok(connected) => connected,
+            Err(_) => {
+                // Half a connection is none: the clients attached so far leave.
+                self.shared.detach_all();
+                let secs = limit.as_secs_f64();
+                Err(self
+                    .shared
+                    .connect_error(format!("no answer within {secs} s")))
+            }
+        }
+    }
+
+    /// Connects, retrying for a while on this machine. Called with the
+    /// tracking lock held.
+    async fn connect_retrying(&self) -> Result<ClientHandle> {
         // Another process may be starting the same server or its first
         // session this very moment: a failure then is transient.
         // A host elsewhere that cannot be reached says so at once.
@@ -504,7 +539,7 @@ impl Engine {
         let args = ["list-sessions", "-F", "#{session_id}"].map(OsString::from);
         let ran = self.shared.transport.run(args.to_vec()).await?;
         if !ran.success {
-            if ran.stderr.contains("no server running") || ran.stderr.contains("error connecting") {
+            if ran.no_server() {
                 return Ok(Vec::new());
             }
             return Err(self.shared.connect_error(ran.stderr));

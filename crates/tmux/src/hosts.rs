@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::OnceCell;
@@ -25,6 +25,10 @@ pub const LOCAL: &str = "local";
 
 /// How ssh connections wait by default before they count as failed.
 pub const DEFAULT_HOST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a host that could not be connected counts as unreachable for
+/// calls that ask every host (see [`Hosts::recent_failure`]).
+pub const UNREACHABLE_MEMORY: Duration = Duration::from_secs(30);
 
 /// How a configured host is reached, as written after `NAME=`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,15 +96,19 @@ impl fmt::Display for HostSpec {
     }
 }
 
-/// A host name: letters, digits, `-` and `_`, at most 32 (ids carry it),
-/// not `local`.
-fn check_name(name: &str) -> std::result::Result<(), String> {
-    let fine = !name.is_empty()
+/// Whether `name` is written as a host name is: letters, digits, `-` and
+/// `_`, at most 32 (ids carry it).
+pub fn is_host_name(name: &str) -> bool {
+    !name.is_empty()
         && name.len() <= 32
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if !fine {
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A host name (see [`is_host_name`]), not `local`.
+fn check_name(name: &str) -> std::result::Result<(), String> {
+    if !is_host_name(name) {
         return Err(format!(
             "{name:?} is not a host name: use letters, digits, - and _ (at most 32)"
         ));
@@ -137,6 +145,36 @@ impl Default for HostOptions {
 struct Host {
     transport: Arc<dyn Transport>,
     engine: OnceCell<Engine>,
+    /// The last connect that failed, when no call has connected since. A
+    /// std `Mutex`: held to read or replace it, never across an `.await`.
+    failed: Mutex<Option<Failure>>,
+}
+
+impl Host {
+    fn new(transport: Arc<dyn Transport>) -> Host {
+        Host {
+            transport,
+            engine: OnceCell::new(),
+            failed: Mutex::new(None),
+        }
+    }
+
+    fn failed(&self) -> std::sync::MutexGuard<'_, Option<Failure>> {
+        self.failed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A connect that failed: when, and the error it gave.
+#[derive(Debug, Clone)]
+struct Failure {
+    at: tokio::time::Instant,
+    error: Error,
+}
+
+/// Whether an error says that the host could not be connected (rather
+/// than that tmux there refused a command).
+fn is_connect_failure(error: &Error) -> bool {
+    matches!(error, Error::Connect { .. } | Error::TmuxMissing { .. })
 }
 
 /// Every host's engine, connected on first use.
@@ -160,13 +198,7 @@ impl Hosts {
         let mut hosts = BTreeMap::new();
         let mut order = vec![LOCAL.to_owned()];
         let local: Arc<dyn Transport> = Arc::new(Local::new(&config));
-        hosts.insert(
-            LOCAL.to_owned(),
-            Host {
-                transport: local,
-                engine: OnceCell::new(),
-            },
-        );
+        hosts.insert(LOCAL.to_owned(), Host::new(local));
         let ssh = SshOptions {
             config: options.ssh_config.clone(),
             control_dir: options.control_dir.clone(),
@@ -178,11 +210,10 @@ impl Hosts {
                 Reach::Ssh(dest) => Arc::new(Remote::ssh(&spec.name, dest, &ssh)),
                 Reach::Exec(prefix) => Arc::new(Remote::exec(&spec.name, prefix, options.timeout)?),
             };
-            let host = Host {
-                transport,
-                engine: OnceCell::new(),
-            };
-            if hosts.insert(spec.name.clone(), host).is_some() {
+            if hosts
+                .insert(spec.name.clone(), Host::new(transport))
+                .is_some()
+            {
                 return Err(Error::InvalidArgument(format!(
                     "host {} is configured twice",
                     spec.name
@@ -222,8 +253,32 @@ impl Hosts {
             .get_or_try_init(|| {
                 Engine::connect_with(self.config.clone(), Arc::clone(&host.transport))
             })
-            .await?;
-        Ok(engine.clone())
+            .await;
+        self.note(name, engine.as_ref().err());
+        Ok(engine?.clone())
+    }
+
+    /// Records how a call on host `name` went: a failure to connect (the
+    /// first one, or a reconnect after the connection dropped) is kept for
+    /// [`Hosts::recent_failure`]; anything else forgets the last failure.
+    pub fn note(&self, name: &str, error: Option<&Error>) {
+        let Some(host) = self.hosts.get(name) else {
+            return;
+        };
+        *host.failed() = error.filter(|e| is_connect_failure(e)).map(|e| Failure {
+            at: tokio::time::Instant::now(),
+            error: e.clone(),
+        });
+    }
+
+    /// The error of the last connect to host `name` that failed within
+    /// [`UNREACHABLE_MEMORY`], with how long ago, unless a call connected
+    /// since. Listings of every host report it instead of waiting on the
+    /// host again; a call that names the host tries again at once.
+    pub fn recent_failure(&self, name: &str) -> Option<(Error, Duration)> {
+        let failed = self.hosts.get(name)?.failed().clone()?;
+        let ago = failed.at.elapsed();
+        (ago < UNREACHABLE_MEMORY).then_some((failed.error, ago))
     }
 
     /// The engine of host `name` if it has connected already.
@@ -263,6 +318,34 @@ mod tests {
         ] {
             assert!(bad.parse::<HostSpec>().is_err(), "{bad}");
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_connect_is_remembered_for_a_while() {
+        let specs: Vec<HostSpec> = vec!["b=ssh:b".parse().unwrap()];
+        let hosts = Hosts::new(EngineConfig::default(), &specs, &HostOptions::default()).unwrap();
+        assert!(hosts.recent_failure("b").is_none());
+        let refused = Error::Connect {
+            socket: "host b (ssh b)".into(),
+            reason: "ssh: connect to host b port 22: Connection refused".into(),
+        };
+        hosts.note("b", Some(&refused));
+        let tick = Duration::from_millis(1);
+        tokio::time::advance(UNREACHABLE_MEMORY - tick).await;
+        let (error, ago) = hosts.recent_failure("b").expect("remembered");
+        assert_eq!(
+            (error.to_string(), ago),
+            (refused.to_string(), UNREACHABLE_MEMORY - tick)
+        );
+        tokio::time::advance(tick).await;
+        assert!(hosts.recent_failure("b").is_none(), "forgotten in time");
+        // A call that went through, or failed for another reason, forgets.
+        hosts.note("b", Some(&refused));
+        hosts.note("b", None);
+        assert!(hosts.recent_failure("b").is_none());
+        hosts.note("b", Some(&refused));
+        hosts.note("b", Some(&Error::InvalidArgument("no such window".into())));
+        assert!(hosts.recent_failure("b").is_none());
     }
 
     #[test]

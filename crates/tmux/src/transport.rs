@@ -59,6 +59,13 @@ pub struct Ran {
     pub stderr: String,
 }
 
+impl Ran {
+    /// Whether tmux said that no server runs on its socket.
+    pub(crate) fn no_server(&self) -> bool {
+        self.stderr.contains("no server running") || self.stderr.contains("error connecting")
+    }
+}
+
 /// A way to reach one tmux server.
 pub trait Transport: Send + Sync + std::fmt::Debug {
     /// Opens a control client: runs tmux with `-C` followed by `args`
@@ -327,7 +334,8 @@ pub struct SshOptions {
     pub config: Option<PathBuf>,
     /// The directory holding the master connections' sockets.
     pub control_dir: PathBuf,
-    /// ssh's `ConnectTimeout`.
+    /// How long connecting may take in all (ssh's `ConnectTimeout` is a
+    /// second less).
     pub timeout: Duration,
     /// The tmux program on the far side.
     pub tmux: String,
@@ -350,7 +358,7 @@ impl Remote {
         let control_path = options.control_dir.join("%C");
         for option in [
             "BatchMode=yes".to_owned(),
-            format!("ConnectTimeout={}", options.timeout.as_secs().max(1)),
+            format!("ConnectTimeout={}", ssh_connect_timeout(options.timeout)),
             "ControlMaster=auto".to_owned(),
             format!("ControlPath={}", control_path.display()),
             "ControlPersist=60".to_owned(),
@@ -374,9 +382,7 @@ impl Remote {
                 server: remote_server_args(),
                 quote: true,
             },
-            // ssh's own timeout covers the TCP connection; authentication
-            // and the remote tmux starting get as long again.
-            connect_timeout: options.timeout * 2,
+            connect_timeout: options.timeout,
         }
     }
 
@@ -405,6 +411,14 @@ impl Remote {
             connect_timeout: timeout,
         })
     }
+}
+
+/// ssh's `ConnectTimeout`, in whole seconds, for connections that may take
+/// `timeout` in all: a second less (at least one), so that a host that does
+/// not answer gets ssh's own message ("timed out during banner exchange")
+/// before termpilot's bound on the whole connection ends it.
+fn ssh_connect_timeout(timeout: Duration) -> u64 {
+    timeout.as_secs().saturating_sub(1).max(1)
 }
 
 /// The arguments that select termpilot's server on another machine.
@@ -587,6 +601,11 @@ mod tests {
             .collect();
         assert_eq!(&args[..2], ["-F", "cfg"]);
         assert!(args.contains(&"BatchMode=yes".to_owned()));
+        // ssh gives up a second before termpilot's bound on the whole
+        // connection, which is the host's timeout itself.
+        assert!(args.contains(&"ConnectTimeout=9".to_owned()), "{args:?}");
+        assert_eq!(ssh.connect_timeout(), Some(Duration::from_secs(10)));
+        assert_eq!(ssh_connect_timeout(Duration::from_secs(1)), 1);
         assert!(args.contains(&"ControlPath=/run/x/%C".to_owned()));
         let at = args.iter().position(|a| a == "--").unwrap();
         assert_eq!(

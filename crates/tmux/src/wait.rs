@@ -447,7 +447,7 @@ impl Engine {
 
     /// How a wait started in server `epoch` ends when its pane is gone.
     fn gone_outcome(&self, epoch: u32) -> Outcome {
-        if self.shared.any_client().is_none() && self.shared.host_lost() {
+        if self.connection_lost() {
             Outcome::HostLost
         } else if self.shared.any_client().is_none() || self.epoch() != epoch {
             Outcome::ServerExited

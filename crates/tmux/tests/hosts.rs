@@ -50,6 +50,20 @@ impl Machine {
             .expect("tmux runs")
     }
 
+    /// The control clients are the connection: ends them (the processes
+    /// the engine started) as a dropped connection would; the server stays.
+    fn drop_connection(&self) {
+        let clients = self.tmux(&["list-clients", "-F", "#{client_pid}"]);
+        let pids: Vec<i32> = String::from_utf8_lossy(&clients.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        assert!(!pids.is_empty(), "the engine's clients are listed");
+        for pid in pids {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+    }
+
     fn socket(&self) -> PathBuf {
         let uid = rustix_uid();
         self.dir
@@ -148,18 +162,8 @@ async fn a_dropped_connection_ends_a_wait_with_host_lost_and_the_next_call_recon
         tokio::spawn(async move { engine.wait_for_text(created.pane, &spec).await })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // The control clients are the connection: end them (the processes the
-    // engine started), the server stays.
-    let clients = machine.tmux(&["list-clients", "-F", "#{client_pid}"]);
-    let pids: Vec<i32> = String::from_utf8_lossy(&clients.stdout)
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
-    assert!(!pids.is_empty(), "the engine's clients are listed");
     let started = Instant::now();
-    for pid in pids {
-        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-    }
+    machine.drop_connection();
     let report = tokio::time::timeout(LIMIT, waiting)
         .await
         .expect("the wait ends in time")
@@ -173,6 +177,42 @@ async fn a_dropped_connection_ends_a_wait_with_host_lost_and_the_next_call_recon
         .expect("in time")
         .expect("reconnects");
     assert!(!sessions.is_empty());
+}
+
+#[tokio::test]
+async fn a_command_whose_host_drops_keeps_its_id_for_after_the_reconnect() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec("box")], control.path());
+    let engine = hosts.engine("box").await.unwrap();
+    let created = engine.create_session(&NewSession::default()).await.unwrap();
+    let running = {
+        let engine = engine.clone();
+        let command = "sleep 3; echo finished";
+        tokio::spawn(async move { engine.run_command(created.pane, command, LIMIT).await })
+    };
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let started = Instant::now();
+    machine.drop_connection();
+    let report = tokio::time::timeout(LIMIT, running)
+        .await
+        .expect("the command's call ends in time")
+        .unwrap()
+        .expect("a report, not a closed pane");
+    assert!(report.host_lost, "{report:?}");
+    assert_eq!(report.exit_code, None, "{report:?}");
+    assert!(started.elapsed() < Duration::from_secs(2), "{report:?}");
+    // The next call connects again and picks the command up.
+    let done = tokio::time::timeout(LIMIT, engine.wait_for_command(&report.id, LIMIT))
+        .await
+        .expect("in time")
+        .expect("the id is still known");
+    assert_eq!(
+        (done.exit_code, done.host_lost),
+        (Some(0), false),
+        "{done:?}"
+    );
+    assert!(done.output.contains("finished"), "{done:?}");
 }
 
 #[tokio::test]
@@ -210,6 +250,10 @@ async fn an_unreachable_ssh_host_fails_fast_with_ssh_s_message() {
         assert!(message.contains(&format!("host {name}")), "{message}");
         assert!(message.to_lowercase().contains(says), "{message}");
         assert!(started.elapsed() < Duration::from_secs(8), "{name}");
+        let (remembered, _) = hosts
+            .recent_failure(name)
+            .expect("the failure is remembered");
+        assert_eq!(remembered.to_string(), message);
     }
     assert!(matches!(
         hosts.engine("elsewhere").await,

@@ -151,7 +151,7 @@ pub(crate) async fn one_host<'a>(
 ) -> Result<OneHost> {
     let mut host: Option<Host> = None;
     for target in targets {
-        let (this, _) = address::split(server, target);
+        let (this, _) = address::locate(server, target).await?;
         match &host {
             None => host = Some(this),
             Some(first) if *first != this => {

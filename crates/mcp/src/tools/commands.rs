@@ -53,6 +53,9 @@ pub struct CommandEntry {
     /// The command ended without reporting its exit code, as after a C-c: its
     /// shell is idle at its prompt again, or took another run_command.
     pub interrupted: bool,
+    /// The connection to the pane's host dropped: the command may still run there; call
+    /// wait_for_command with command_id (it connects again).
+    pub host_lost: bool,
     /// Give this to wait_for_command to pick up a command that timed out.
     pub command_id: Option<String>,
     /// The command's own output (no prompt, no echoed command line), cut to budget.
@@ -235,15 +238,20 @@ pub(crate) fn command_done(
         NotRun::SyntaxError => "syntax_error",
         NotRun::Incomplete => "incomplete",
     });
-    let timed_out =
-        report.exit_code.is_none() && !report.interrupted && !awaiting && not_run.is_none();
+    let timed_out = report.exit_code.is_none()
+        && !report.interrupted
+        && !awaiting
+        && not_run.is_none()
+        && !report.host_lost;
     let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = CommandEntry {
         pane: host.qualify(report.pane),
         exit_code: report.exit_code,
         timed_out,
         interrupted: report.interrupted,
-        command_id: (timed_out || awaiting).then(|| address::command_id(host, &report.id)),
+        host_lost: report.host_lost,
+        command_id: (timed_out || awaiting || report.host_lost)
+            .then(|| address::command_id(host, &report.id)),
         output: output.text.clone(),
         truncated: output.truncated,
         total_lines: output.total_lines,
@@ -264,6 +272,12 @@ pub(crate) fn command_done(
         _ => "",
     };
     let status = match (entry.exit_code, &entry.command_id) {
+        (None, Some(id)) if report.host_lost => format!(
+            "the connection to host {} dropped after {:.3} s; the command may still run there: \
+             call wait_for_command with command_id {id} (it connects again)",
+            host.name(),
+            entry.elapsed_s
+        ),
         (None, Some(id)) if let Some(input) = &report.input => format!(
             "awaiting input after {:.3} s{}{full_screen}; answer it, then call \
              wait_for_command with command_id {id}",

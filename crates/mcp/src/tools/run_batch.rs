@@ -647,6 +647,7 @@ mod tests {
             exit_code,
             timed_out: false,
             interrupted: false,
+            host_lost: false,
             command_id: None,
             output: String::new(),
             truncated: false,

@@ -233,12 +233,12 @@ impl Tool for ListPanes {
         // A session or window target names its host itself.
         let (named, scope) = match (params.window.as_deref(), params.session.as_deref()) {
             (Some(window), _) => {
-                let (host, window) = address::split(server, window);
+                let (host, window) = address::locate(server, window).await?;
                 let window = address::window_target(window)?.text.to_owned();
                 (Some(host), PaneScope::Window(window))
             }
             (None, Some(session)) => {
-                let (host, session) = address::split(server, session);
+                let (host, session) = address::locate(server, session).await?;
                 let session = address::session_target(session)?.text.to_owned();
                 (Some(host), PaneScope::Session(session))
             }
@@ -323,7 +323,18 @@ where
     // Every host at once: each listing waits on its own connection.
     let listings = hosts.iter().map(|host| {
         let list = &list;
-        async move { list(host.engine(server).await?).await }
+        async move {
+            if only.is_none()
+                && let Some(failed) = recent_failure(server, host)
+            {
+                return Err(ToolError::Failed(failed));
+            }
+            let listed = async { list(host.engine(server).await?).await }.await;
+            if *host != Host::local() {
+                server.hosts.note(host.name(), listed.as_ref().err());
+            }
+            listed.map_err(ToolError::from)
+        }
     });
     let results = futures_util::future::join_all(listings).await;
     let mut out = Vec::with_capacity(hosts.len());
@@ -332,11 +343,23 @@ where
             Ok(listed) => out.push((host, Ok(listed))),
             // The local server failing fails the call, as it always has;
             // another host is reported as unreachable.
-            Err(error) if host == Host::local() => return Err(error.into()),
+            Err(error) if host == Host::local() => return Err(error),
             Err(error) => out.push((host, Err(error.to_string()))),
         }
     }
     Ok(out)
+}
+
+/// Why `host` could not be connected, when that happened lately: a listing
+/// of every host reports it instead of waiting on the host again (up to its
+/// connect timeout, on every call).
+fn recent_failure(server: &TermpilotServer, host: &Host) -> Option<String> {
+    let (error, ago) = server.hosts.recent_failure(host.name())?;
+    Some(format!(
+        "{error} ({} s ago; a call with host {:?} tries again at once)",
+        ago.as_secs(),
+        host.name()
+    ))
 }
 
 /// The lines a listing's text ends with for hosts it could not reach.

@@ -388,7 +388,8 @@ pub struct WaitForChannelParams {
 pub struct ChannelEntry {
     /// The channel.
     pub channel: String,
-    /// "signalled", "timeout", "server_exited", or "sent" (signal_channel).
+    /// "signalled", "timeout", "server_exited", "host_lost" (the connection to the host
+    /// dropped), or "sent" (signal_channel).
     pub outcome: String,
     /// Seconds the call took.
     pub elapsed_s: f64,
@@ -435,6 +436,7 @@ pub(crate) async fn wait_for_channel(
         ChannelOutcome::Signalled => "signalled",
         ChannelOutcome::Timeout => "timeout",
         ChannelOutcome::ServerExited => "server_exited",
+        ChannelOutcome::HostLost => "host_lost",
     };
     channel_done(params.channel, outcome, started)
 }

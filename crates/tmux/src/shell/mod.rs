@@ -100,6 +100,10 @@ pub struct CommandReport {
     /// The shell did not run the command line at all. `exit_code` is then
     /// `None` and `output` holds what the shell said about it.
     pub not_run: Option<NotRun>,
+    /// The connection to the pane's host dropped while the command was
+    /// followed: it may still run there, and `id` picks it up once the host
+    /// is reached again. `exit_code` is then `None`.
+    pub host_lost: bool,
 }
 
 /// Why a shell took a command line and went back to reading its terminal
@@ -196,6 +200,9 @@ enum Finish {
     NotRun { stuck: bool },
     /// Still running when the time was up.
     Running,
+    /// The connection to the pane's host dropped; the command may still run
+    /// there.
+    HostLost,
 }
 
 impl Engine {
@@ -296,6 +303,11 @@ impl Engine {
                      and are forgotten once the command's result has been returned"
                 ))
             })?;
+        if self.shared.host_lost() {
+            // The connection to the host dropped under an earlier call: the
+            // command's output arrives only once a client is attached again.
+            self.primary().await?;
+        }
         self.follow_or_input(&running, timeout, settle).await
     }
 
@@ -344,12 +356,14 @@ impl Engine {
             tokio::select! {
                 changed = journal_rx.changed() => {
                     if changed.is_err() {
-                        return Err(self.gone(running));
+                        return self.out_of_reach(running);
                     }
                 }
                 _ = panes_rx.changed() => {
-                    if self.sync_pane(running.pane).await.is_err() {
-                        return Err(self.gone(running));
+                    // With every client gone with the connection, asking
+                    // about the pane would only try to connect again.
+                    if self.connection_lost() || self.sync_pane(running.pane).await.is_err() {
+                        return self.out_of_reach(running);
                     }
                 }
                 changed = cancels.changed() => {
@@ -567,7 +581,7 @@ impl Engine {
         {
             text = before.trim_end_matches('\n').to_owned();
         }
-        if !matches!(finish, Finish::Running) {
+        if !matches!(finish, Finish::Running | Finish::HostLost) {
             self.commands(|commands| commands.by_id.remove(&running.nonce));
         }
         CommandReport {
@@ -585,6 +599,7 @@ impl Engine {
             interrupted: matches!(finish, Finish::Interrupted { .. }),
             input: None,
             not_run,
+            host_lost: matches!(finish, Finish::HostLost),
         }
     }
 
@@ -613,6 +628,17 @@ impl Engine {
             .running
             .lock()
             .unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// How following ends when the pane cannot be asked about: the
+    /// connection to its host dropped (the command keeps its id, for
+    /// `wait_for_command` once the host is reached again), or the pane
+    /// closed.
+    fn out_of_reach(&self, running: &Running) -> Result<CommandReport> {
+        match self.shared.host_lost() {
+            true => Ok(self.final_report(running, Finish::HostLost)),
+            false => Err(self.gone(running)),
+        }
     }
 
     fn gone(&self, running: &Running) -> Error {

@@ -132,3 +132,51 @@ async fn a_wait_woken_by_another_server_counts_as_its_exit() {
     })
     .await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_whose_host_cannot_be_reached_ends_with_host_lost() {
+    bounded(async {
+        for (fake, outcome) in [
+            (Fake::remote(), ChannelOutcome::HostLost),
+            (Fake::local(), ChannelOutcome::ServerExited),
+        ] {
+            let fake = fake.with_session("main");
+            let engine = connect(&fake).await;
+            // The wait's ssh ended with its connection, and no new one gets
+            // through to ask the host about its server.
+            fake.on_run(|args| match args[0].as_str() {
+                "wait-for" | "display-message" => Some(Ran {
+                    success: false,
+                    stdout: String::new(),
+                    stderr: "ssh: connect to host build-1 port 22: Connection refused".into(),
+                }),
+                _ => None,
+            });
+            let got = engine
+                .wait_for_channel("ch", Duration::from_secs(30))
+                .await
+                .unwrap();
+            assert_eq!(got, outcome);
+        }
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_host_whose_server_exited_says_so() {
+    bounded(async {
+        let fake = Fake::remote().with_session("main");
+        let engine = connect(&fake).await;
+        let killer = fake.clone();
+        tokio::spawn(async move {
+            sleep(Duration::from_secs(1)).await;
+            killer.kill_server(true);
+        });
+        let outcome = engine
+            .wait_for_channel("ch", Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_eq!(outcome, ChannelOutcome::ServerExited);
+    })
+    .await;
+}

@@ -248,6 +248,30 @@ async fn an_unreachable_remote_host_fails_at_once() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn connecting_to_a_host_takes_its_time_in_all() {
+    bounded(async {
+        // Listing the sessions takes most of the host's time, then the
+        // attached client's first question is never answered.
+        let limit = Duration::from_secs(5);
+        let fake = Fake::remote()
+            .with_session("main")
+            .with_connect_timeout(limit)
+            .with_run_delay(Duration::from_secs(4));
+        fake.hook(|cmd| (cmd.name == "display-message").then(|| Response::act(Act::Hang)));
+        let started = Instant::now();
+        let failed = Engine::connect_with(config(), fake.transport()).await;
+        match failed {
+            Err(Error::Connect { reason, .. }) => assert_eq!(reason, "no answer within 5 s"),
+            other => panic!("expected a connect error, got {other:?}"),
+        }
+        assert_eq!(started.elapsed(), limit);
+        settle().await;
+        assert!(fake.open_conns().is_empty(), "nothing is left connecting");
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_local_server_starting_elsewhere_is_retried() {
     bounded(async {
         let fake = Fake::local();

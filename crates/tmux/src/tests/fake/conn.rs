@@ -85,6 +85,8 @@ pub(super) struct State {
     pub(super) channels: HashMap<String, Channel>,
     pub(super) hold_exits: bool,
     pub(super) connect_timeout: Option<std::time::Duration>,
+    /// How long every one-shot command takes before it answers.
+    pub(super) run_delay: std::time::Duration,
 }
 
 impl State {
@@ -104,6 +106,7 @@ impl State {
             channels: HashMap::new(),
             hold_exits: false,
             connect_timeout: None,
+            run_delay: std::time::Duration::ZERO,
         }
     }
 

@@ -178,6 +178,13 @@ impl Fake {
         self
     }
 
+    /// Every one-shot command takes `delay` before it answers (a slow
+    /// host).
+    pub(crate) fn with_run_delay(self, delay: std::time::Duration) -> Fake {
+        self.lock().run_delay = delay;
+        self
+    }
+
     /// The pane printed `data`: `%output` to each client attached to its
     /// session whose output of that pane is not paused.
     pub(crate) fn output(&self, pane: u32, data: &[u8]) {
@@ -442,6 +449,8 @@ impl Transport for Fake {
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
+            let delay = self.lock().run_delay;
+            tokio::time::sleep(delay).await;
             let answer = {
                 let mut state = self.lock();
                 state.runs.push(args.clone());
