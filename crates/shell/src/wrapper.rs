@@ -185,7 +185,10 @@ mod tests {
         assert!(blames_wrapper(brace, "if true; then echo x"));
         let zsh = "zsh: parse error near `}'\nzsh: parse error near `$('";
         assert!(blames_wrapper(zsh, "echo $("));
-        assert!(blames_wrapper("zsh: parse error near `printf'", "if true; then echo x"));
+        assert!(blames_wrapper(
+            "zsh: parse error near `printf'",
+            "if true; then echo x"
+        ));
         let dash = "sh: 10: Syntax error: \"}\" unexpected";
         assert!(blames_wrapper(dash, "case x in"));
     }

@@ -96,9 +96,8 @@ pub struct CommandEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alternate_screen: Option<bool>,
     /// Set when the shell ran none of the command line: "syntax_error" (it could not parse
-    /// it; output holds its message) or "incomplete" (an unclosed quote, bracket or
-    /// here-document: the shell waited for more, and termpilot pressed C-c to get the
-    /// prompt back).
+    /// it; output holds its message) or "incomplete" (an unfinished line: an unclosed
+    /// quote, bracket, block or here-document; the prompt is back).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
 }

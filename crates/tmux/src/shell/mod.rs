@@ -140,6 +140,8 @@ pub(crate) struct Running {
     /// editor has the terminal again (see [`Engine::until_ready_for_input`]).
     shell: Shell,
     prompt: Option<String>,
+    /// The command line as the agent wrote it.
+    command: String,
 }
 
 /// A pane's first process and its terminal, on the pane's own host: where
@@ -264,6 +266,7 @@ impl Engine {
             procs,
             shell,
             prompt,
+            command: command.to_owned(),
         };
         self.commands(|commands| {
             // The shell was at its prompt, so an earlier command in this pane
@@ -567,11 +570,14 @@ impl Engine {
             };
             (tracker.output(journal, end), cursor)
         });
-        let mut text = output.text();
+        // A program may quote its source line with the wrapper in it, as
+        // fish does in an error.
+        let mut text = termpilot_shell::hide_wrappers(&output.text()).into_owned();
         let mut not_run = None;
         if let Finish::NotRun { .. } = finish {
             let (why, said) = self.read_journal(running.pane, |journal| {
-                not_run_verdict(&journal.lines(running.cursor), running.prompt.as_deref())
+                let view = journal.lines(running.cursor);
+                not_run_verdict(&view, running.prompt.as_deref(), &running.command)
             });
             (not_run, text) = (Some(why), said);
         }
@@ -794,8 +800,14 @@ fn ready_for_input(fs: &dyn Procfs, shell: u32, tty: &str) -> bool {
 /// ...`, `sh: 1: Syntax error: ...`, `fish: ...`); its message runs to its
 /// next prompt, or to a line that shows pieces of termpilot's wrapper (a
 /// shell's redraw, or bash complaining again about the wrapper's second
-/// line). A shell that said nothing waits for the rest of the line.
-fn not_run_verdict(view: &termpilot_journal::LineView, prompt: Option<&str>) -> (NotRun, String) {
+/// line). A shell that said nothing waits for the rest of the line; one
+/// whose message names a token of the wrapper rather than of `command` read
+/// on into the wrapper because the line was unfinished.
+fn not_run_verdict(
+    view: &termpilot_journal::LineView,
+    prompt: Option<&str>,
+    command: &str,
+) -> (NotRun, String) {
     let prompt = prompt.filter(|p| !p.is_empty());
     let said: Vec<&str> = view
         .lines
@@ -807,9 +819,17 @@ fn not_run_verdict(view: &termpilot_journal::LineView, prompt: Option<&str>) -> 
             !prompt.is_some_and(|p| line.starts_with(p)) && !termpilot_shell::shows_wrapper(line)
         })
         .collect();
-    match said.is_empty() {
-        true => (NotRun::Incomplete, String::new()),
-        false => (NotRun::SyntaxError, said.join("\n").trim_end().to_owned()),
+    let said = said.join("\n").trim_end().to_owned();
+    if said.is_empty() {
+        (NotRun::Incomplete, said)
+    } else if termpilot_shell::blames_wrapper(&said, command) {
+        let why = format!(
+            "the command line is unfinished (an unclosed quote, bracket, `$(` or block?): \
+             the shell read on into termpilot's wrapper and said: {said}"
+        );
+        (NotRun::Incomplete, why)
+    } else {
+        (NotRun::SyntaxError, said)
     }
 }
 
@@ -856,7 +876,7 @@ mod tests {
             "$ }; __termpilot_status=$?; case ...",
             "bash: syntax error near unexpected token `}'",
         ]);
-        let (why, said) = not_run_verdict(&lines, Some("$"));
+        let (why, said) = not_run_verdict(&lines, Some("$"), "echo )");
         assert_eq!(why, NotRun::SyntaxError);
         assert_eq!(said, "bash: syntax error near unexpected token `)'");
     }
@@ -868,11 +888,14 @@ mod tests {
             "fish: Missing end to balance this begin",
             " begin; printf '\\033]7770;tp1;start\\007'; echo )",
         ]);
-        let (why, said) = not_run_verdict(&lines, None);
+        let (why, said) = not_run_verdict(&lines, None, "echo )");
         assert_eq!(why, NotRun::SyntaxError);
         assert_eq!(said, "fish: Missing end to balance this begin");
         let dash = view(&["echo )", "sh: 1: Syntax error: \")\" unexpected", "$ "]);
-        assert_eq!(not_run_verdict(&dash, Some("$")).0, NotRun::SyntaxError);
+        assert_eq!(
+            not_run_verdict(&dash, Some("$"), "echo )").0,
+            NotRun::SyntaxError
+        );
     }
 
     #[test]
@@ -882,11 +905,32 @@ mod tests {
             "> }; printf '\\033]7770;tp1;%s\\007' \"$?\"",
         ]);
         assert_eq!(
-            not_run_verdict(&lines, Some("$")),
+            not_run_verdict(&lines, Some("$"), "echo 'unclosed"),
             (NotRun::Incomplete, String::new())
         );
         // Output that merely contains a colon is not a shell's message.
         let lines = view(&["echo 'a", "> note: not a shell"]);
-        assert_eq!(not_run_verdict(&lines, Some("$")).0, NotRun::Incomplete);
+        assert_eq!(
+            not_run_verdict(&lines, Some("$"), "echo 'a").0,
+            NotRun::Incomplete
+        );
+    }
+
+    #[test]
+    fn a_shell_that_read_on_into_the_wrapper_had_an_unfinished_line() {
+        // bash closes an unclosed quote with one of the wrapper's and then
+        // stumbles over the wrapper's `;;`.
+        let lines = view(&[
+            "{ printf '\\033]7770;tp1;start\\007'; echo 'unclosed",
+            "bash: syntax error near unexpected token `;;'",
+            "$ ",
+        ]);
+        let (why, said) = not_run_verdict(&lines, Some("$"), "echo 'unclosed");
+        assert_eq!(why, NotRun::Incomplete);
+        assert!(said.contains("unfinished"), "{said}");
+        assert!(
+            said.ends_with("bash: syntax error near unexpected token `;;'"),
+            "{said}"
+        );
     }
 }
