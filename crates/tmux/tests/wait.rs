@@ -33,17 +33,14 @@ fn line(text: &str) -> Input {
 #[tokio::test]
 async fn finds_a_marker_that_scrolled_out_of_history() {
     let tmux = TestTmux::new();
-    let engine = connect(&tmux).await;
+    // tmux's own default history, which 100,000 lines overrun.
+    let engine = Engine::connect(termpilot_tmux::EngineConfig {
+        history_limit: 2000,
+        ..tmux.config()
+    })
+    .await
+    .expect("connect");
     let pane = engine.resolve_pane("%0").await.unwrap();
-    engine
-        .command(
-            termpilot_control::Command::new("set-option")
-                .flag("-g")
-                .arg("history-limit")
-                .arg("2000"),
-        )
-        .await
-        .unwrap();
     let cursor = engine
         .send_input(
             pane,
