@@ -64,6 +64,11 @@ pub(crate) struct Shared {
     /// exits, on a server reached through ssh or an exec command: the
     /// connection to the host dropped. Cleared by the next connect.
     host_lost: AtomicBool,
+    /// How many control clients lost their connection to the host (every
+    /// client of a dropped connection counts): output printed while no
+    /// client was attached is never sent, so a command typed before a drop
+    /// may have lost its end marker (see `shell::unseen`).
+    outages: AtomicU64,
     /// Wakes the supervisor; capacity one, since one wake covers any number
     /// of changes.
     wake: tokio::sync::mpsc::Sender<()>,
@@ -98,7 +103,13 @@ impl Shared {
     pub(crate) fn mark_host_lost(&self) {
         if !self.transport.is_local() {
             self.host_lost.store(true, Ordering::Release);
+            self.outages.fetch_add(1, Ordering::AcqRel);
         }
+    }
+
+    /// How many control clients lost their connection to the host so far.
+    pub(crate) fn outages(&self) -> u64 {
+        self.outages.load(Ordering::Acquire)
     }
 
     /// Whether the connection to the host dropped since the last connect.
@@ -282,6 +293,7 @@ impl Engine {
             panes_changed: watch::Sender::new(0),
             departing: watch::Sender::new(0),
             host_lost: AtomicBool::new(false),
+            outages: AtomicU64::new(0),
             wake,
         });
         (Engine { shared }, woken)

@@ -216,6 +216,51 @@ async fn a_command_whose_host_drops_keeps_its_id_for_after_the_reconnect() {
 }
 
 #[tokio::test]
+async fn a_command_that_ends_while_its_host_is_unreachable_ends_unseen_after_the_reconnect() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec("box")], control.path());
+    let engine = hosts.engine("box").await.unwrap();
+    let created = engine.create_session(&NewSession::default()).await.unwrap();
+    let running = {
+        let engine = engine.clone();
+        let command = "sleep 1; echo finished";
+        tokio::spawn(async move { engine.run_command(created.pane, command, LIMIT).await })
+    };
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    machine.drop_connection();
+    let report = tokio::time::timeout(LIMIT, running)
+        .await
+        .expect("the command's call ends in time")
+        .unwrap()
+        .expect("a report");
+    assert!(report.host_lost, "{report:?}");
+    // The command ends while no client reads the pane: tmux never sends its
+    // end marker to the client that attaches later.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let started = Instant::now();
+    let wait = Duration::from_secs(6);
+    let done = tokio::time::timeout(LIMIT, engine.wait_for_command(&report.id, wait))
+        .await
+        .expect("in time")
+        .expect("the id is still known");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "found ended at once, not at the timeout: {done:?}"
+    );
+    assert!(done.ended_unseen && !done.host_lost, "{done:?}");
+    assert_eq!(
+        (done.exit_code, done.interrupted),
+        (None, false),
+        "{done:?}"
+    );
+    assert!(
+        engine.wait_for_command(&report.id, LIMIT).await.is_err(),
+        "an ended command's id is forgotten"
+    );
+}
+
+#[tokio::test]
 async fn an_unreachable_ssh_host_fails_fast_with_ssh_s_message() {
     let control = tempfile::tempdir().unwrap();
     let config = control.path().join("ssh_config");

@@ -138,6 +138,11 @@ impl Engine {
                     let back = super::Finish::Interrupted { back: true };
                     return Ok(self.final_report(running, back));
                 }
+                // So is a shell that ended the command while the connection
+                // to its host was down, where the journal shows no prompt.
+                if self.lived_through_outage(running) && self.back_at_prompt_unseen(running).await {
+                    return Ok(self.final_report(running, super::Finish::EndedUnseen));
+                }
                 let mut report = self.final_report(running, super::Finish::Running);
                 if report.exit_code.is_none() && !report.interrupted {
                     report.input = Some(found);

@@ -21,6 +21,10 @@
 //! it begins and its first bytes are kept, so an output larger than the
 //! pane's journal still gets its exit code, its head and its tail, and says
 //! how much is lost.
+//!
+//! On another host, a command can also end while the connection is down:
+//! its end marker is lost with everything printed meanwhile, and it is
+//! found ended from the screen instead (see `unseen`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -37,6 +41,7 @@ use crate::ops::Input;
 mod awaiting;
 mod foreground;
 mod proc;
+mod unseen;
 pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
 // A pane's processes are read on its own host (see `Engine::procfs`).
@@ -104,6 +109,11 @@ pub struct CommandReport {
     /// followed: it may still run there, and `id` picks it up once the host
     /// is reached again. `exit_code` is then `None`.
     pub host_lost: bool,
+    /// The command ended while the connection to the pane's host was down:
+    /// its shell is idle under its prompt again, but its end marker went
+    /// with the output printed meanwhile, which tmux never sends. Its exit
+    /// code (`None`) and that output are not known.
+    pub ended_unseen: bool,
 }
 
 /// Why a shell took a command line and went back to reading its terminal
@@ -142,6 +152,10 @@ pub(crate) struct Running {
     prompt: Option<String>,
     /// The command line as the agent wrote it.
     command: String,
+    /// How many control clients had lost their connection to the host when
+    /// the command was typed (see `Shared::outages`): one more since means
+    /// its end marker may be lost.
+    outages: u64,
 }
 
 /// A pane's first process and its terminal, on the pane's own host: where
@@ -176,6 +190,9 @@ struct Looks {
     /// found waiting for keys (see [`Engine::waits_unstarted`]), and when it
     /// was first found so with that end.
     unstarted: Option<(u64, Instant)>,
+    /// When the command, having lived through an outage, was last checked
+    /// for having ended unseen (see [`Engine::ended_unseen`]).
+    unseen: Option<Instant>,
 }
 
 /// What a follower has seen of end markers that did not count yet.
@@ -205,6 +222,9 @@ enum Finish {
     /// The connection to the pane's host dropped; the command may still run
     /// there.
     HostLost,
+    /// It ended while that connection was down: its shell is back at its
+    /// prompt and its end marker was never sent (see `unseen`).
+    EndedUnseen,
 }
 
 impl Engine {
@@ -254,6 +274,7 @@ impl Engine {
             enter: true,
         };
         let started = Instant::now();
+        let outages = self.shared.outages();
         let cursor = self.send_input(pane, &input).await?.offset;
         let journal_max = self.shared.config.journal_bytes;
         let running = Running {
@@ -267,6 +288,7 @@ impl Engine {
             shell,
             prompt,
             command: command.to_owned(),
+            outages,
         };
         self.commands(|commands| {
             // The shell was at its prompt, so an earlier command in this pane
@@ -344,6 +366,7 @@ impl Engine {
         let mut looks = Looks {
             doubt: Doubt::None,
             unstarted: None,
+            unseen: None,
         };
         loop {
             let (finish, pending) = self.standing(running, &mut looks).await;
@@ -440,6 +463,11 @@ impl Engine {
     /// waiting for keys again, twice in a row with nothing printed between
     /// the looks, was not run: the shell rejected it or waits for the rest
     /// of it.
+    ///
+    /// After a connection to the pane's host dropped and came back, what
+    /// the command printed meanwhile is lost, end marker and all: one whose
+    /// shell is idle under its prompt again ended unseen, and nothing lost
+    /// can tell a line not run from one that ran.
     async fn standing(&self, running: &Running, looks: &mut Looks) -> (Option<Finish>, bool) {
         let doubt = &mut looks.doubt;
         let (end, cut, started) = self.advance(running);
@@ -466,6 +494,11 @@ impl Engine {
         if cut.is_some() {
             return (Some(Finish::Interrupted { back: false }), false);
         }
+        if self.ended_unseen(running, &mut looks.unseen).await {
+            // An end marker that arrived since the look above counts.
+            let (end, _, _) = self.advance(running);
+            return (Some(end.map_or(Finish::EndedUnseen, Finish::Ended)), false);
+        }
         if started && self.prompt_back(running).await {
             // The prompt was read after the look above: an end marker that
             // came with it counts, since the shell is back and idle.
@@ -475,7 +508,7 @@ impl Engine {
                 None => (Some(Finish::Interrupted { back: true }), false),
             };
         }
-        if !started {
+        if !started && !self.lived_through_outage(running) {
             let Some(end) = self.waits_unstarted(running).await else {
                 // The shell may go on to wait without printing anything
                 // more: look again.
@@ -494,7 +527,8 @@ impl Engine {
             }
             return (None, true);
         }
-        (None, false)
+        // Nothing prints when a command ended unseen: look again.
+        (None, self.lived_through_outage(running))
     }
 
     /// The journal's end, when the command's shell has echoed the typed
@@ -606,6 +640,7 @@ impl Engine {
             input: None,
             not_run,
             host_lost: matches!(finish, Finish::HostLost),
+            ended_unseen: matches!(finish, Finish::EndedUnseen),
         }
     }
 
