@@ -260,6 +260,52 @@ def test_sshd_stopping_mid_run_command_ends_it_with_host_lost(tp, far_sshd):
     tp.run(body, extra_args=ssh_args(server))
 
 
+# Without input_settle_ms the wait would take the shell idle at its prompt
+# for a program awaiting input; with 0 it would wait for an end marker that
+# never comes.
+@pytest.mark.parametrize("settle", [None, 0])
+def test_a_command_that_ends_while_sshd_is_stopped_ends_unseen_after_the_reconnect(tp, far_sshd, settle):
+    server, _ = far_sshd
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, "ssh", "unseen"))["pane"]
+        ran: dict = {}
+
+        async def run() -> None:
+            command = "sleep 2; echo finished-$((6*7))"
+            ran.update(await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 25}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            await anyio.sleep(1)
+            server.stop()
+        assert ran["host_lost"] and ran["exit_code"] is None, ran
+        # The command ends while nothing reads the pane: its end marker goes
+        # with the output printed meanwhile, which tmux never sends again.
+        await anyio.sleep(2.5)
+        server.start()
+        started = time.monotonic()
+        arguments = {"command_id": ran["command_id"], "timeout_s": 8}
+        if settle is not None:
+            arguments["input_settle_ms"] = settle
+        result = await client.call("wait_for_command", arguments)
+        took = time.monotonic() - started
+        done, text = result.structured_content, text_of(result)
+        assert not result.is_error, text
+        assert took < 5, f"found ended at once, not at the timeout ({took:.1f} s): {done}"
+        assert done["ended_unseen"] and done["exit_code"] is None, done
+        assert not (done["host_lost"] or done["timed_out"] or done["interrupted"]), done
+        assert done["command_id"] is None, done
+        assert "connection to host ssh was down" in text and "capture_pane" in text, text
+        # The screen still shows what the journal never got.
+        assert "finished-42" in await client.capture(pane)
+        # The pane takes the next command as usual.
+        again = await client.ok("run_command", {"pane": pane, "command": "echo again-$((2*3))"})
+        assert again["exit_code"] == 0 and "again-6" in again["output"], again
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
 def test_sshd_stopping_mid_channel_wait_ends_it_with_host_lost(tp, far_sshd):
     server, _ = far_sshd
 

@@ -56,6 +56,10 @@ pub struct CommandEntry {
     /// The connection to the pane's host dropped: the command may still run there; call
     /// wait_for_command with command_id (it connects again).
     pub host_lost: bool,
+    /// The command ended while the connection to the pane's host was down: its shell is
+    /// idle at its prompt again, but its exit code and the output it printed meanwhile are
+    /// not known (output holds what arrived before the drop); capture_pane shows the screen.
+    pub ended_unseen: bool,
     /// Give this to wait_for_command to pick up a command that timed out.
     pub command_id: Option<String>,
     /// The command's own output (no prompt, no echoed command line), cut to budget.
@@ -241,7 +245,8 @@ pub(crate) fn command_done(
         && !report.interrupted
         && !awaiting
         && not_run.is_none()
-        && !report.host_lost;
+        && !report.host_lost
+        && !report.ended_unseen;
     let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = CommandEntry {
         pane: host.qualify(report.pane),
@@ -249,6 +254,7 @@ pub(crate) fn command_done(
         timed_out,
         interrupted: report.interrupted,
         host_lost: report.host_lost,
+        ended_unseen: report.ended_unseen,
         command_id: (timed_out || awaiting || report.host_lost)
             .then(|| address::command_id(host, &report.id)),
         output: output.text.clone(),
@@ -284,6 +290,12 @@ pub(crate) fn command_done(
             crate::awaiting::describe(input),
         ),
         (Some(code), _) => format!("exit code {code} after {:.3} s", entry.elapsed_s),
+        (None, None) if report.ended_unseen => format!(
+            "the command ended while the connection to host {} was down: its exit code and the output it \
+             printed meanwhile are not known (below is what arrived before the drop); \
+             capture_pane shows the screen",
+            host.name()
+        ),
         (None, None) if report.not_run == Some(NotRun::SyntaxError) => {
             "not run: the shell could not parse the command line (its message follows)".into()
         }

@@ -648,6 +648,7 @@ mod tests {
             timed_out: false,
             interrupted: false,
             host_lost: false,
+            ended_unseen: false,
             command_id: None,
             output: String::new(),
             truncated: false,
