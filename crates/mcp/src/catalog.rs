@@ -46,7 +46,9 @@ pub(crate) const INSTRUCTIONS: &str = "termpilot gives you real terminals in tmu
     - Input: waits and run_command end early with outcome awaiting_input when the pane's \
     program waits for input (a prompt, [Y/n], a REPL, a pager, an editor); `prompt` shows the \
     question, `secret: true` a password prompt. Answer with send_keys, type_secret (secret \
-    prompts), or ask your person; then wait_for_command picks a run_command up again.";
+    prompts), or ask your person; then wait_for_command picks a run_command up again.\n\
+    - run_command types its line inside a small wrapper; captures and tails show the line as \
+    typed, without it.";
 
 /// How a tool call ends: its result, or an error the caller can act on.
 pub(crate) type Outcome = ToolResult<Done>;

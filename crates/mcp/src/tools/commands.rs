@@ -115,8 +115,7 @@ impl Tool for RunCommand {
         running: pass the result's command_id to wait_for_command. It ends only once the \
         shell has the terminal back (a program cannot fake it); an output larger than the \
         journal keeps head and tail (lost_bytes). A line the shell rejects or that is \
-        unfinished ends at once with not_run. Captures show the line as typed, without \
-        termpilot's markers.";
+        unfinished ends at once with not_run; a program waiting for input, with awaiting_input.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
     type Params = RunCommandParams;

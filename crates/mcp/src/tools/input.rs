@@ -165,8 +165,7 @@ impl Tool for PasteText {
     const DESCRIPTION: &'static str = "Paste text as a terminal paste (bracketed when the \
         program asked for it), newlines included, nothing interpreted: for scripts and file \
         contents. A shell taking bracketed pastes runs nothing until Enter: set enter to run \
-        it. A bracketed paste refuses text containing ESC[200~ or ESC[201~ (it would end the \
-        paste early).";
+        it.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
     type Params = PasteTextParams;

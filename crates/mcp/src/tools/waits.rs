@@ -143,7 +143,8 @@ impl Tool for WaitForText {
     const TITLE: &'static str = "Wait for text in a pane";
     const DESCRIPTION: &'static str = "Wait until a pane prints a text or regex. Every byte \
         after `since` is scanned, so output that scrolled past is not missed; the echo of what \
-        termpilot typed does not count. For shell commands, run_command is simpler.";
+        termpilot typed does not count. Ends early with awaiting_input when the program waits \
+        for input. For shell commands, run_command is simpler.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = WaitForTextParams;
@@ -258,7 +259,7 @@ impl Tool for WaitForIdle {
     const TITLE: &'static str = "Wait for a pane to go quiet";
     const DESCRIPTION: &'static str = "Wait until a pane prints nothing for `quiet_ms`, when you \
         cannot know what it prints last (an installer, a redrawing REPL); else prefer \
-        wait_for_text.";
+        wait_for_text. Ends early with awaiting_input when the program waits for input.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = WaitForIdleParams;
