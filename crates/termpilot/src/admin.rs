@@ -3,7 +3,9 @@
 //! agent's work survives a client restart), so a person needs both.
 
 use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Output};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
@@ -159,18 +161,54 @@ pub fn stop(args: StopArgs) -> anyhow::Result<ExitCode> {
             socket_text(server)
         );
     }
+    let socket = socket_file(server)?;
     let killed = tmux(server, &["kill-server"])?;
     anyhow::ensure!(
         killed.status.success(),
         "tmux could not end the server: {}",
         String::from_utf8_lossy(&killed.stderr).trim()
     );
+    if let Some(socket) = socket {
+        remove_dead_socket(&socket);
+    }
     eprintln!(
         "termpilot: ended the tmux server on {} ({} sessions)",
         socket_text(server),
         sessions.len()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The path of the running server's socket file.
+fn socket_file(server: &ServerSelection) -> anyhow::Result<Option<PathBuf>> {
+    let shown = tmux(server, &["display-message", "-p", "#{socket_path}"])?;
+    let path = String::from_utf8_lossy(&shown.stdout).trim().to_owned();
+    Ok((shown.status.success() && !path.is_empty()).then(|| PathBuf::from(path)))
+}
+
+/// Removes the socket file a server left when it ended (tmux leaves it),
+/// once nothing answers on it any more; a server still (or again) running
+/// there keeps it.
+fn remove_dead_socket(path: &Path) {
+    use std::os::unix::fs::FileTypeExt;
+    use std::os::unix::net::UnixStream;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let is_socket = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket());
+        if !is_socket {
+            return;
+        }
+        match UnixStream::connect(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                if let Err(e) = std::fs::remove_file(path) {
+                    eprintln!("termpilot: could not remove {}: {e}", path.display());
+                }
+                return;
+            }
+            _ if Instant::now() >= deadline => return,
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
 }
 
 /// Asks the person at the terminal; without one, the answer is no.

@@ -93,6 +93,8 @@ fn status_and_stop_of_a_server_serve_started() {
     let stopped = socket.termpilot(&["stop"]);
     assert!(stopped.status.success(), "{}", text(&stopped));
     assert!(!socket.running(), "the server still runs");
+    let file = support::socket_path(&socket.0);
+    assert!(!file.exists(), "stop left {}", file.display());
     let again = socket.termpilot(&["status"]);
     assert!(
         text(&again).contains("server: not running"),
