@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{TestTmux, eventually, journal_text, shell_pane, wait_for_journal};
+use support::{TestTmux, eventually, foreground, journal_text, shell_pane, wait_for_journal};
 use termpilot_tmux::{
     BatchOp, Created, Engine, Input, Keystrokes, NewSession, OpStatus, PaneId, Scrollback,
 };
@@ -44,20 +44,6 @@ fn typed(text: &str) -> Input {
     }
 }
 
-/// What tmux says runs in the foreground of `pane` (asked outside the
-/// engine).
-fn foreground(tmux: &TestTmux, pane: PaneId) -> String {
-    let target = pane.to_string();
-    let out = tmux.tmux(&[
-        "display-message",
-        "-p",
-        "-t",
-        &target,
-        "#{pane_current_command}",
-    ]);
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 /// Starts `yes` in `pane` (a bash at its prompt) and waits until it runs.
 async fn start_yes(engine: &Engine, tmux: &TestTmux, pane: PaneId) {
     engine
@@ -65,7 +51,7 @@ async fn start_yes(engine: &Engine, tmux: &TestTmux, pane: PaneId) {
         .await
         .expect("type yes");
     let running = eventually(FLOOD_LIMIT, async || {
-        (foreground(tmux, pane) == "yes").then_some(())
+        (foreground(|args| tmux.tmux(args), pane) == "yes").then_some(())
     });
     running.await.expect("yes runs");
 }
@@ -139,7 +125,7 @@ async fn ctrl_c_stops_a_flood_and_captures_work_while_twenty_panes_flood() {
             _ => engine.send_input(pane, &keys(&["C-c"])).await.unwrap(),
         };
         let stopped = eventually(FLOOD_LIMIT, async || {
-            (foreground(&tmux, pane) == "bash").then_some(())
+            (foreground(|args| tmux.tmux(args), pane) == "bash").then_some(())
         });
         assert!(stopped.await.is_some(), "round {round}: yes still runs");
         // The prompt came back, and the screen shows it.

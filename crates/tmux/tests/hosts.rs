@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::LIMIT;
+use support::{LIMIT, foreground};
 use termpilot_tmux::hosts::HostSpec;
 use termpilot_tmux::{EngineConfig, Error, HostOptions, Hosts, NewSession, Outcome, TextWait};
 
@@ -179,20 +179,22 @@ async fn a_dropped_connection_ends_a_wait_with_host_lost_and_the_next_call_recon
     assert!(!sessions.is_empty());
 }
 
-#[tokio::test]
-async fn a_command_whose_host_drops_keeps_its_id_for_after_the_reconnect() {
-    let machine = Machine::new();
-    let control = tempfile::tempdir().unwrap();
-    let hosts = hosts(&[machine.spec("box")], control.path());
-    let engine = hosts.engine("box").await.unwrap();
+/// Runs `command` in a new session on `engine`'s host and drops the
+/// connection `after_ms` later: the call's report, which says the host was
+/// lost, and how long after the drop it came.
+async fn cut_by_a_drop(
+    machine: &Machine,
+    engine: &termpilot_tmux::Engine,
+    command: &'static str,
+    after_ms: u64,
+) -> (termpilot_tmux::CommandReport, Duration) {
     let created = engine.create_session(&NewSession::default()).await.unwrap();
     let running = {
         let engine = engine.clone();
-        let command = "sleep 3; echo finished";
         tokio::spawn(async move { engine.run_command(created.pane, command, LIMIT).await })
     };
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    let started = Instant::now();
+    tokio::time::sleep(Duration::from_millis(after_ms)).await;
+    let dropped = Instant::now();
     machine.drop_connection();
     let report = tokio::time::timeout(LIMIT, running)
         .await
@@ -200,8 +202,18 @@ async fn a_command_whose_host_drops_keeps_its_id_for_after_the_reconnect() {
         .unwrap()
         .expect("a report, not a closed pane");
     assert!(report.host_lost, "{report:?}");
+    (report, dropped.elapsed())
+}
+
+#[tokio::test]
+async fn a_command_whose_host_drops_keeps_its_id_for_after_the_reconnect() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec("box")], control.path());
+    let engine = hosts.engine("box").await.unwrap();
+    let (report, took) = cut_by_a_drop(&machine, &engine, "sleep 3; echo finished", 800).await;
     assert_eq!(report.exit_code, None, "{report:?}");
-    assert!(started.elapsed() < Duration::from_secs(2), "{report:?}");
+    assert!(took < Duration::from_secs(2), "{report:?}");
     // The next call connects again and picks the command up.
     let done = tokio::time::timeout(LIMIT, engine.wait_for_command(&report.id, LIMIT))
         .await
@@ -221,20 +233,7 @@ async fn a_command_that_ends_while_its_host_is_unreachable_ends_unseen_after_the
     let control = tempfile::tempdir().unwrap();
     let hosts = hosts(&[machine.spec("box")], control.path());
     let engine = hosts.engine("box").await.unwrap();
-    let created = engine.create_session(&NewSession::default()).await.unwrap();
-    let running = {
-        let engine = engine.clone();
-        let command = "sleep 1; echo finished";
-        tokio::spawn(async move { engine.run_command(created.pane, command, LIMIT).await })
-    };
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    machine.drop_connection();
-    let report = tokio::time::timeout(LIMIT, running)
-        .await
-        .expect("the command's call ends in time")
-        .unwrap()
-        .expect("a report");
-    assert!(report.host_lost, "{report:?}");
+    let (report, _) = cut_by_a_drop(&machine, &engine, "sleep 1; echo finished", 400).await;
     // The command ends while no client reads the pane: tmux never sends its
     // end marker to the client that attaches later.
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -386,19 +385,6 @@ async fn on_a_host_an_end_marker_counts_only_once_the_shell_has_the_terminal() {
     assert_eq!((next.exit_code, next.output.as_str()), (Some(0), "next"));
 }
 
-/// What runs in the foreground of `pane` on `machine`.
-fn foreground(machine: &Machine, pane: termpilot_tmux::PaneId) -> String {
-    let target = pane.to_string();
-    let out = machine.tmux(&[
-        "display-message",
-        "-p",
-        "-t",
-        &target,
-        "#{pane_current_command}",
-    ]);
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_a_flood_on_an_exec_host() {
     let machine = Machine::new();
@@ -417,7 +403,7 @@ async fn ctrl_c_stops_a_flood_on_an_exec_host() {
     };
     engine.send_input(pane, &typed).await.unwrap();
     let running = support::eventually(LIMIT, async || {
-        (foreground(&machine, pane) == "yes").then_some(())
+        (foreground(|args| machine.tmux(args), pane) == "yes").then_some(())
     });
     running.await.expect("yes runs");
     // tmux queues a `yes` flood for the session's client faster than it
@@ -434,7 +420,7 @@ async fn ctrl_c_stops_a_flood_on_an_exec_host() {
     };
     engine.send_input(pane, &ctrl_c).await.unwrap();
     let stopped = support::eventually(Duration::from_secs(60), async || {
-        (foreground(&machine, pane) == "bash").then_some(())
+        (foreground(|args| machine.tmux(args), pane) == "bash").then_some(())
     });
     assert!(stopped.await.is_some(), "yes still runs");
     let clients = machine.tmux(&["list-clients", "-F", "#{client_flags}"]);

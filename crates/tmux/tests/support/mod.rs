@@ -244,3 +244,18 @@ pub async fn shell_pane(engine: &Engine, shell: &str, width: Option<u16>) -> Pan
     wait_for_journal(engine, created.pane, 0, "-ready").await;
     created.pane
 }
+
+/// What tmux says runs in the foreground of `pane`, asked outside the
+/// engine through `tmux` (a runner of tmux command lines for the server
+/// the pane is on).
+pub fn foreground(tmux: impl FnOnce(&[&str]) -> std::process::Output, pane: PaneId) -> String {
+    let target = pane.to_string();
+    let out = tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        &target,
+        "#{pane_current_command}",
+    ]);
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
