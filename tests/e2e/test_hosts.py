@@ -232,25 +232,33 @@ def test_sshd_stopping_mid_wait_ends_it_with_host_lost(tp, far_sshd):
     tp.run(body, extra_args=ssh_args(server))
 
 
+async def run_cut_by_a_stop(client: Client, server, pane: str, command: str) -> tuple[dict, float]:
+    """Runs `command` in `pane` on the ssh host and stops its sshd a second
+    later: the run_command result, which says the host was lost and has no
+    exit code, and how many seconds after the stop it came."""
+    ran: dict = {}
+
+    async def run() -> None:
+        ran.update(await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 25}))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await anyio.sleep(1)
+        stopped = time.monotonic()
+        server.stop()
+    assert ran["host_lost"] and ran["exit_code"] is None, ran
+    return ran, time.monotonic() - stopped
+
+
 def test_sshd_stopping_mid_run_command_ends_it_with_host_lost(tp, far_sshd):
     server, _ = far_sshd
 
     async def body(client: Client) -> None:
         pane = (await new_pane(client, "ssh", "lost-run"))["pane"]
-        ran: dict = {}
-
-        async def run() -> None:
-            command = "sleep 6; echo finished-$((6*7))"
-            ran.update(await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 25}))
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(run)
-            await anyio.sleep(1)
-            started = time.monotonic()
-            server.stop()
-        assert ran["host_lost"] and ran["exit_code"] is None and not ran["timed_out"], ran
+        ran, took = await run_cut_by_a_stop(client, server, pane, "sleep 6; echo finished-$((6*7))")
+        assert not ran["timed_out"], ran
         assert ran["command_id"].startswith("ssh/"), ran
-        assert time.monotonic() - started < 5
+        assert took < 5
         server.start()
         # The id survives: the next call connects again and picks the command up.
         done = await client.ok("wait_for_command", {"command_id": ran["command_id"], "timeout_s": 15})
@@ -269,17 +277,7 @@ def test_a_command_that_ends_while_sshd_is_stopped_ends_unseen_after_the_reconne
 
     async def body(client: Client) -> None:
         pane = (await new_pane(client, "ssh", "unseen"))["pane"]
-        ran: dict = {}
-
-        async def run() -> None:
-            command = "sleep 2; echo finished-$((6*7))"
-            ran.update(await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 25}))
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(run)
-            await anyio.sleep(1)
-            server.stop()
-        assert ran["host_lost"] and ran["exit_code"] is None, ran
+        ran, _ = await run_cut_by_a_stop(client, server, pane, "sleep 2; echo finished-$((6*7))")
         # The command ends while nothing reads the pane: its end marker goes
         # with the output printed meanwhile, which tmux never sends again.
         await anyio.sleep(2.5)
