@@ -26,6 +26,7 @@
 //! its end marker is lost with everything printed meanwhile, and it is
 //! found ended from the screen instead (see `unseen`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -606,7 +607,10 @@ impl Engine {
         });
         // A program may quote its source line with the wrapper in it, as
         // fish does in an error.
-        let mut text = termpilot_shell::hide_wrappers(&output.text()).into_owned();
+        let mut text = output.text();
+        if let Cow::Owned(shown) = termpilot_shell::hide_wrappers(&text) {
+            text = shown;
+        }
         let mut not_run = None;
         if let Finish::NotRun { .. } = finish {
             let (why, said) = self.read_journal(running.pane, |journal| {
