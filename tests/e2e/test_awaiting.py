@@ -64,6 +64,7 @@ class Server:
         prefix: tuple[str, ...] = (),
         env: dict[str, str] = ENV,
         secrets: tuple[str, ...] = (f"{SECRET_NAME}=env:TP_E2E_SECRET",),
+        home: Path | None = None,
     ) -> None:
         self.socket = socket
         self.log = log
@@ -72,14 +73,22 @@ class Server:
         self.env = env
         # The --secret options (none: the environment may configure them).
         self.secrets = secrets
+        # A directory of the server's own, for a server run as another user:
+        # it holds copies of the binary and the tmux config and is the working
+        # directory of the server and its panes, since the checkout may sit in
+        # a directory that user cannot enter.
+        self.home = home
 
     @asynccontextmanager
     async def connect(self):
-        args = ["serve", "-L", self.socket, "--tmux-config", TMUX_CONFIG]
+        binary, config = BIN, TMUX_CONFIG
+        if self.home is not None:
+            binary, config = str(self.home / "termpilot"), str(self.home / "tmux.conf")
+        args = ["serve", "-L", self.socket, "--tmux-config", config]
         for secret in self.secrets:
             args += ["--secret", secret]
-        command, *before = [*self.prefix, BIN]
-        params = StdioServerParameters(command=command, args=[*before, *args], env=self.env)
+        command, *before = [*self.prefix, binary]
+        params = StdioServerParameters(command=command, args=[*before, *args], env=self.env, cwd=self.home)
         with open(self.log, "a", encoding="utf-8") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT) as session:
@@ -496,9 +505,15 @@ def test_su_password_prompt_seen_by_a_server_that_is_not_root(tp, tmp_path: Path
         if shutil.which(program) is None:
             pytest.skip(f"{program} is not installed")
     sockets = Path(tempfile.mkdtemp(prefix="tp-nobody-"))
-    os.chown(sockets, NOBODY_UID, NOBODY_UID)
+    # The checkout (binary, tmux config, working directory) may sit where
+    # nobody cannot enter (a clone in /root): the server gets copies in a
+    # directory it owns, and starts its panes there.
+    shutil.copy2(BIN, sockets / "termpilot")
+    shutil.copy2(TMUX_CONFIG, sockets / "tmux.conf")
+    for path in (sockets, sockets / "termpilot", sockets / "tmux.conf"):
+        os.chown(path, NOBODY_UID, NOBODY_UID)
     env = ENV | {"HOME": "/nonexistent", "TMUX_TMPDIR": str(sockets)}
-    nobody = Server(tp.socket, tp.log_path, prefix=AS_NOBODY, env=env)
+    nobody = Server(tp.socket, tp.log_path, prefix=AS_NOBODY, env=env, home=sockets)
 
     async def body(client: RecordingClient) -> None:
         pane = await bash_pane(client, "su-nobody")
