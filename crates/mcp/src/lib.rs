@@ -61,7 +61,7 @@ pub mod toolset;
 mod validate;
 
 pub use approval::Confirm;
-pub use audit::{AuditError, AuditLog};
+pub use audit::{AuditError, AuditFlusher, AuditLog};
 pub use oversight::Oversight;
 pub use scope::Scope;
 pub use server::{ServerOptions, TermpilotServer};
