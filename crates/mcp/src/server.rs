@@ -256,7 +256,10 @@ impl ServerHandler for TermpilotServer {
                 state: request.request_state,
             },
         };
-        let outcome = self.call(&request.name, arguments, &call).await;
+        let caller = crate::caller::Caller::of(&context);
+        let outcome = caller
+            .scope(self.call(&request.name, arguments, &call))
+            .await;
         call.settle_before_response().await;
         if let Err(ToolError::NeedsInput(input)) = outcome {
             if let Some(audit) = audit {
