@@ -231,15 +231,23 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         announce_http(&listener, &options, args.http_token.is_none())?;
         http::serve_http(server, listener, options, shutdown.clone()).await
     };
-    tokio::select! {
-        served = serving => served?,
-        _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
-    }
+    let served = tokio::select! {
+        served = serving => served,
+        _ = terminate.recv() => {
+            tracing::info!("SIGTERM: shutting down");
+            Ok(())
+        }
+        _ = tokio::signal::ctrl_c() => {
+            tracing::info!("SIGINT: shutting down");
+            Ok(())
+        }
+    };
     shutdown.cancel();
+    // The audit lines of the last calls are written before the process ends.
     if let Some(audit) = audit {
         audit.flush(std::time::Duration::from_secs(2));
     }
+    served?;
     Ok(())
 }
 
