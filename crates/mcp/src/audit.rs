@@ -1,46 +1,67 @@
 //! The audit log: one JSON line per tool call, appended to a file the
 //! operator names (`--audit PATH`).
 //!
-//! Each line is one `write` on a file opened with `O_APPEND`, under a lock,
-//! so lines of concurrent calls never interleave. Before each write the path
-//! is checked against the open file (device and inode): a log rotated away
-//! (moved or deleted) is followed by a fresh file at the path.
+//! A call never waits for the log: its line goes into a bounded queue that
+//! one writer thread empties into the file (`file`: opened without following
+//! links, refusing anything but a private regular file). A full queue drops
+//! the line and counts it; a file that cannot be written is reported on
+//! stderr and in the `_meta` of later results, and the lines lost are noted
+//! in the log once it can be written again. With `--audit-required`, calls
+//! are refused while the log is failing or its queue is full.
 //!
-//! Typed text is recorded as its length and the start of its SHA-256, never
-//! as itself, unless the operator asked for payloads.
+//! Typed text is recorded as its length and a keyed fingerprint
+//! (HMAC-SHA256 under a random key of this server's own), never as itself,
+//! unless the operator asked for payloads.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+mod file;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
 
-/// An open audit log.
+use self::file::LogFile;
+
+/// Lines waiting for the writer at most; a burst beyond it is dropped.
+const QUEUE_LINES: usize = 4096;
+
+/// An open audit log: the sending end of its writer's queue.
 #[derive(Debug)]
 pub struct AuditLog {
-    path: PathBuf,
+    queue: mpsc::Sender<Message>,
     /// Whether typed text is written as is.
     payloads: bool,
-    /// The open file and its identity. A std `Mutex`: held for one stat and
-    /// one write, never across an `.await`.
-    file: Mutex<Open>,
+    /// Whether calls are refused while the log fails (`--audit-required`).
+    required: bool,
+    health: Arc<Health>,
 }
 
+/// What the writer thread is asked to do.
 #[derive(Debug)]
-struct Open {
-    file: File,
-    dev: u64,
-    ino: u64,
+enum Message {
+    Line(Vec<u8>),
+    /// Answer once every line before this one was written (or failed).
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
+/// What callers know of the writer: its failure, and lines dropped.
+#[derive(Debug, Default)]
+struct Health {
+    /// Why the last line could not be written; `None` while writes work. A
+    /// std `Mutex`: held to read or replace a string, never across an
+    /// `.await`.
+    problem: Mutex<Option<String>>,
+    /// Lines dropped because the queue was full, not yet noted in the log.
+    dropped: AtomicU64,
 }
 
 /// Why the audit log cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write the audit log {path}: {source}")]
+#[error("cannot use the audit log {path}: {source}")]
 pub struct AuditError {
     path: String,
     #[source]
@@ -48,18 +69,39 @@ pub struct AuditError {
 }
 
 impl AuditLog {
-    /// Opens (creating it, mode 0600) the log at `path` for appending. Fails
-    /// when the path cannot be written.
-    pub fn open(path: &Path, payloads: bool) -> Result<AuditLog, AuditError> {
-        let open = open(path).map_err(|source| AuditError {
+    /// Opens (creating it, mode 0600) the log at `path` for appending, and
+    /// starts its writer. Fails when the path cannot be written or is not a
+    /// private regular file (a wider mode is narrowed to 0600).
+    pub fn open(path: &std::path::Path, payloads: bool) -> Result<AuditLog, AuditError> {
+        let failed = |source| AuditError {
             path: path.display().to_string(),
             source,
-        })?;
+        };
+        let file = LogFile::open(path).map_err(failed)?;
+        let (queue, lines) = mpsc::channel(QUEUE_LINES);
+        let health = Arc::new(Health::default());
+        let writer = Writer {
+            file,
+            path: path.display().to_string(),
+            health: health.clone(),
+            lost: 0,
+        };
+        std::thread::Builder::new()
+            .name("audit-log".into())
+            .spawn(move || writer.run(lines))
+            .map_err(failed)?;
         Ok(AuditLog {
-            path: path.to_owned(),
+            queue,
             payloads,
-            file: Mutex::new(open),
+            required: false,
+            health,
         })
+    }
+
+    /// The same log, refusing calls while it cannot be written
+    /// (`--audit-required`).
+    pub fn required(self, required: bool) -> AuditLog {
+        AuditLog { required, ..self }
     }
 
     /// Whether typed text is logged as is.
@@ -67,8 +109,8 @@ impl AuditLog {
         self.payloads
     }
 
-    /// Appends one record as one line. A failure is reported on stderr and
-    /// otherwise ignored: the call it records has already happened.
+    /// Queues one record as one line; never waits. A full queue drops it
+    /// (counted, and noted in the log later).
     pub(crate) fn write(&self, record: &Record) {
         let mut line = match serde_json::to_vec(record) {
             Ok(line) => line,
@@ -78,51 +120,148 @@ impl AuditLog {
             }
         };
         line.push(b'\n');
-        let mut open = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = self.reopen_if_moved(&mut open) {
-            tracing::warn!(path = %self.path.display(), error = %e, "cannot reopen the audit log");
-        }
-        if let Err(e) = write_once(&mut open.file, &line) {
-            tracing::warn!(path = %self.path.display(), error = %e, "cannot write the audit log");
+        if self.queue.try_send(Message::Line(line)).is_err()
+            && self.health.dropped.fetch_add(1, Ordering::Relaxed) == 0
+        {
+            tracing::error!("the audit log's queue is full: lines are dropped");
         }
     }
 
-    /// Opens the path afresh when it no longer names the open file.
-    fn reopen_if_moved(&self, open: &mut Open) -> std::io::Result<()> {
-        let same = match std::fs::metadata(&self.path) {
-            Ok(meta) => meta.dev() == open.dev && meta.ino() == open.ino,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-            Err(e) => return Err(e),
-        };
-        if !same {
-            *open = self::open(&self.path)?;
+    /// What is wrong with the log now, if anything: for the `_meta` of
+    /// results, so that the operator's client sees it.
+    pub(crate) fn problem(&self) -> Option<String> {
+        if let Some(problem) = lock(&self.health.problem).clone() {
+            return Some(problem);
+        }
+        let dropped = self.health.dropped.load(Ordering::Relaxed);
+        (dropped > 0).then(|| format!("{dropped} audit lines dropped: the audit queue is full"))
+    }
+
+    /// `Err` with the reason when calls must be refused: the log is
+    /// required and failing, or its queue is full.
+    pub(crate) fn admits(&self) -> Result<(), String> {
+        if !self.required {
+            return Ok(());
+        }
+        if let Some(problem) = self.problem() {
+            return Err(problem);
+        }
+        if self.queue.capacity() == 0 {
+            return Err("the audit queue is full".to_owned());
         }
         Ok(())
     }
-}
 
-fn open(path: &Path) -> std::io::Result<Open> {
-    let file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(path)?;
-    let meta = file.metadata()?;
-    Ok(Open {
-        file,
-        dev: meta.dev(),
-        ino: meta.ino(),
-    })
-}
-
-/// Writes `line` with one `write` call (a regular file takes it whole); only
-/// a short write, which should not happen, is finished with more.
-fn write_once(file: &mut File, line: &[u8]) -> std::io::Result<()> {
-    let written = file.write(line)?;
-    if written < line.len() {
-        file.write_all(&line[written..])?;
+    /// Waits, at most `within`, until every line queued so far was written
+    /// (or failed); `false` when the time ran out.
+    pub fn flush(&self, within: Duration) -> bool {
+        self.flusher().flush(within)
     }
-    Ok(())
+
+    /// A handle that flushes this log, for the end of `serve`, when the log
+    /// itself belongs to the server.
+    pub fn flusher(&self) -> AuditFlusher {
+        AuditFlusher {
+            queue: self.queue.clone(),
+        }
+    }
+}
+
+/// Flushes an audit log from outside the server that owns it.
+#[derive(Debug)]
+pub struct AuditFlusher {
+    queue: mpsc::Sender<Message>,
+}
+
+impl AuditFlusher {
+    /// Waits, at most `within`, until every line queued so far was written
+    /// (or failed); `false` when the time ran out.
+    pub fn flush(&self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        let (done, written) = std::sync::mpsc::channel();
+        let mut message = Message::Flush(done);
+        loop {
+            match self.queue.try_send(message) {
+                Ok(()) => break,
+                Err(mpsc::error::TrySendError::Full(back)) if Instant::now() < deadline => {
+                    message = back;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(_) => return false,
+            }
+        }
+        written
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .is_ok()
+    }
+}
+
+/// The one owner of the file: writes what the queue brings, in order.
+struct Writer {
+    file: LogFile,
+    path: String,
+    health: Arc<Health>,
+    /// Lines that could not be written since the last that could.
+    lost: u64,
+}
+
+impl Writer {
+    fn run(mut self, mut lines: mpsc::Receiver<Message>) {
+        while let Some(message) = lines.blocking_recv() {
+            match message {
+                Message::Line(line) => self.append(&line),
+                Message::Flush(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+    }
+
+    /// Writes a line, after a note of the lines lost before it.
+    fn append(&mut self, line: &[u8]) {
+        let dropped = self.health.dropped.swap(0, Ordering::Relaxed);
+        let lost = self.lost + dropped;
+        let written = match lost {
+            0 => self.file.append(line),
+            _ => self
+                .file
+                .append(&lost_note(lost))
+                .and_then(|()| self.file.append(line)),
+        };
+        match written {
+            Ok(()) => {
+                self.lost = 0;
+                if lock(&self.health.problem).take().is_some() {
+                    tracing::warn!(path = %self.path, lost, "the audit log can be written again");
+                }
+            }
+            Err(e) => {
+                self.lost = lost + 1;
+                let problem = format!("cannot write the audit log {}: {e}", self.path);
+                let mut current = lock(&self.health.problem);
+                if current.as_deref() != Some(problem.as_str()) {
+                    tracing::error!("{problem}");
+                }
+                *current = Some(problem);
+            }
+        }
+    }
+}
+
+/// The line that says how many lines are missing before it.
+fn lost_note(lines: u64) -> Vec<u8> {
+    let note = serde_json::json!({
+        "time": rfc3339(SystemTime::now()),
+        "note": "audit lines lost (the log could not be written, or its queue was full)",
+        "lost": lines,
+    });
+    let mut line = note.to_string().into_bytes();
+    line.push(b'\n');
+    line
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One line of the audit log.
@@ -171,24 +310,57 @@ pub(crate) struct Approval {
 pub(crate) struct Typed {
     pub(crate) pane: String,
     pub(crate) bytes: usize,
-    /// The first 12 hex digits of the text's SHA-256.
-    pub(crate) sha256: String,
+    /// The first 16 hex digits of the text's HMAC-SHA256 under this
+    /// server's random key: equal texts match within one server's log, and
+    /// a short text (a PIN) cannot be found by trying every value. Absent
+    /// when the kernel's random source could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) hmac: Option<String>,
     /// The text itself, only with `--audit-payloads`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) payload: Option<String>,
 }
 
+/// This server's fingerprint key, drawn once from the kernel.
+static KEY: LazyLock<Option<Vec<u8>>> = LazyLock::new(|| {
+    let key = crate::random::hex_token(32)?;
+    Some(key.into_bytes())
+});
+
 impl Typed {
     pub(crate) fn new(pane: &str, text: &str, payloads: bool) -> Typed {
-        let digest = Sha256::digest(text.as_bytes());
-        let sha256 = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        let hmac = KEY.as_deref().map(|key| {
+            let mac = hmac_sha256(key, text.as_bytes());
+            mac.iter().take(8).map(|b| format!("{b:02x}")).collect()
+        });
         Typed {
             pane: pane.to_owned(),
             bytes: text.len(),
-            sha256,
+            hmac,
             payload: payloads.then(|| text.to_owned()),
         }
     }
+}
+
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`.
+fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let pad = |byte: u8| block.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
 }
 
 /// A call's outcome for the log: a wait's own outcome when its result has
@@ -239,6 +411,8 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::{Path, PathBuf};
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
@@ -267,12 +441,18 @@ mod tests {
         }
     }
 
-    fn lines(path: &Path) -> Vec<Value> {
+    /// The log's lines once the writer wrote what was queued.
+    fn lines(log: &AuditLog, path: &Path) -> Vec<Value> {
+        assert!(log.flush(Duration::from_secs(10)), "the writer answers");
         std::fs::read_to_string(path)
             .expect("log readable")
             .lines()
             .map(|l| serde_json::from_str(l).expect("each line is JSON"))
             .collect()
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 
     #[test]
@@ -285,24 +465,46 @@ mod tests {
     }
 
     #[test]
-    fn a_line_holds_length_and_digest_but_not_the_text() {
+    fn hmac_matches_rfc_4231() {
+        // Test cases 2 and 6 (a key longer than a block).
+        assert_eq!(
+            hex(&hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        let long_key = [0xaa; 131];
+        assert_eq!(
+            hex(&hmac_sha256(
+                &long_key,
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn a_line_holds_length_and_keyed_fingerprint_but_not_the_text() {
         let dir = temp_dir("line");
         let path = dir.join("audit.log");
         let log = AuditLog::open(&path, false).expect("opens");
         log.write(&record("send_keys"));
+        let lines = lines(&log, &path);
         let text = std::fs::read_to_string(&path).expect("readable");
         assert!(!text.contains("secret"), "{text}");
-        let lines = lines(&path);
         assert_eq!(lines.len(), 1);
         let line = &lines[0];
         assert_eq!(line["tool"], "send_keys");
         assert_eq!(line["time"], "1970-01-01T00:00:00.000Z");
         assert_eq!(line["typed"][0]["bytes"], 13);
-        // sha256("secret words\n"), its first 12 hex digits.
-        let full = Sha256::digest(b"secret words\n");
-        let hex: String = full.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(line["typed"][0]["sha256"], hex[..12]);
+        let fingerprint = line["typed"][0]["hmac"].as_str().expect("a fingerprint");
+        assert_eq!(fingerprint.len(), 16);
+        // Not the plain digest, which anyone could compute for a guess.
+        let plain = hex(&Sha256::digest(b"secret words\n"));
+        assert!(!plain.starts_with(&fingerprint[..12]), "{fingerprint}");
+        // Equal texts match within one server.
+        let again = Typed::new("%2", "secret words\n", false);
+        assert_eq!(again.hmac.as_deref(), Some(fingerprint));
         assert!(line["typed"][0].get("payload").is_none());
+        assert!(line["typed"][0].get("sha256").is_none());
         assert_eq!(line["approval"]["asked"], false);
         let mode = std::fs::metadata(&path).expect("stat").mode() & 0o777;
         assert_eq!(mode, 0o600);
@@ -317,7 +519,7 @@ mod tests {
         let mut r = record("paste_text");
         r.typed = vec![Typed::new("%1", "ls\n", log.payloads())];
         log.write(&r);
-        assert_eq!(lines(&path)[0]["typed"][0]["payload"], "ls\n");
+        assert_eq!(lines(&log, &path)[0]["typed"][0]["payload"], "ls\n");
         std::fs::remove_dir_all(dir).ok();
     }
 
@@ -328,13 +530,14 @@ mod tests {
         let log = AuditLog::open(&path, false).expect("opens");
         log.write(&record("first"));
         let rotated = dir.join("audit.log.1");
+        assert!(log.flush(Duration::from_secs(10)));
         std::fs::rename(&path, &rotated).expect("rename");
         log.write(&record("second"));
-        assert_eq!(lines(&rotated).len(), 1);
-        assert_eq!(lines(&path)[0]["tool"], "second");
+        assert_eq!(lines(&log, &rotated).len(), 1);
+        assert_eq!(lines(&log, &path)[0]["tool"], "second");
         std::fs::remove_file(&path).expect("delete");
         log.write(&record("third"));
-        let now = lines(&path);
+        let now = lines(&log, &path);
         assert_eq!(now.len(), 1);
         assert_eq!(now[0]["tool"], "third");
         std::fs::remove_dir_all(dir).ok();
@@ -358,7 +561,7 @@ mod tests {
         for thread in threads {
             thread.join().expect("writer thread");
         }
-        assert_eq!(lines(&path).len(), 400);
+        assert_eq!(lines(&log, &path).len(), 400);
         std::fs::remove_dir_all(dir).ok();
     }
 
@@ -370,6 +573,56 @@ mod tests {
             error.to_string().contains("/nonexistent-dir/x/audit.log"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_failing_log_is_reported_refuses_when_required_and_notes_its_losses() {
+        let dir = temp_dir("failing");
+        let path = dir.join("audit.log");
+        let log = AuditLog::open(&path, false).expect("opens").required(true);
+        assert_eq!(log.admits(), Ok(()));
+        assert!(log.problem().is_none());
+        // The path becomes a directory: nothing can be written there.
+        std::fs::remove_file(&path).expect("delete");
+        std::fs::create_dir(&path).expect("a directory in its place");
+        log.write(&record("lost"));
+        assert!(log.flush(Duration::from_secs(10)));
+        let problem = log.problem().expect("reported");
+        assert!(problem.contains("audit.log"), "{problem}");
+        assert_eq!(log.admits(), Err(problem));
+        // Writable again: the next line says one was lost, and calls pass.
+        std::fs::remove_dir(&path).expect("remove the directory");
+        log.write(&record("back"));
+        let now = lines(&log, &path);
+        assert_eq!(now[0]["lost"], 1, "{now:?}");
+        assert_eq!(now[1]["tool"], "back");
+        assert!(log.problem().is_none());
+        assert_eq!(log.admits(), Ok(()));
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_full_queue_drops_without_waiting_and_counts() {
+        let dir = temp_dir("full");
+        let path = dir.join("audit.log");
+        let log = AuditLog::open(&path, false).expect("opens");
+        let started = Instant::now();
+        for i in 0..QUEUE_LINES * 4 {
+            log.write(&record(&format!("burst-{i}")));
+        }
+        assert!(started.elapsed() < Duration::from_secs(30));
+        let written = lines(&log, &path);
+        let notes: u64 = written
+            .iter()
+            .filter_map(|line| line.get("lost").and_then(Value::as_u64))
+            .sum();
+        let calls = written
+            .iter()
+            .filter(|line| line.get("tool").is_some())
+            .count();
+        let dropped = log.health.dropped.load(Ordering::Relaxed);
+        assert_eq!(calls as u64 + notes + dropped, (QUEUE_LINES * 4) as u64);
+        std::fs::remove_dir_all(dir).ok();
     }
 
     #[test]

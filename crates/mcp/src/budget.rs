@@ -40,7 +40,7 @@ impl TermpilotServer {
             let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
             Some(
                 store
-                    .keep(plan.full_text())
+                    .keep_for(plan.full_text(), crate::caller::Caller::current().as_str())
                     .map_err(|e| ToolError::Failed(format!("cannot keep the full output: {e}")))?,
             )
         } else {

@@ -21,6 +21,8 @@
 //! - [`http`]: serving over streamable HTTP, with a bearer token and limits.
 //! - [`oversight`]: a person in the loop: scope ([`scope`]), approvals
 //!   through elicitation (`approval`) and the audit log (`audit`).
+//! - `caller`: who a call comes from (stdio, an HTTP session, a stateless
+//!   token), so that kept outputs and questions serve only that caller.
 //! - `questions`: what the person was asked through an input-required
 //!   result (protocol 2026-07-28), kept until the call that answers it.
 //! - `secret_page`: the loopback page where the person types a secret the
@@ -42,6 +44,7 @@ mod approval;
 mod audit;
 mod awaiting;
 mod budget;
+mod caller;
 mod catalog;
 mod error;
 pub mod http;
@@ -61,7 +64,7 @@ pub mod toolset;
 mod validate;
 
 pub use approval::Confirm;
-pub use audit::{AuditError, AuditLog};
+pub use audit::{AuditError, AuditFlusher, AuditLog};
 pub use oversight::Oversight;
 pub use scope::Scope;
 pub use server::{ServerOptions, TermpilotServer};

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use rmcp::RoleServer;
+use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
@@ -144,7 +145,34 @@ impl Oversight {
     }
 }
 
+impl Oversight {
+    /// `Err` with the reason when calls are refused because the audit log
+    /// is required (`--audit-required`) and cannot take their lines.
+    pub(crate) fn audit_admits(&self) -> Result<(), String> {
+        self.audit.as_ref().map_or(Ok(()), AuditLog::admits)
+    }
+
+    /// The result, with what is wrong with the audit log now (if anything)
+    /// in its `_meta`, as `termpilot/audit`.
+    pub(crate) fn note_audit_problem(&self, mut result: CallToolResult) -> CallToolResult {
+        if let Some(problem) = self.audit.as_ref().and_then(AuditLog::problem) {
+            let meta = result.meta.get_or_insert_with(Default::default);
+            meta.0
+                .insert("termpilot/audit".to_owned(), Value::String(problem));
+        }
+        result
+    }
+}
+
 impl Pending {
+    /// Writes the line of a call refused because the audit log failed (it
+    /// is queued all the same: it is how a log made writable again is
+    /// noticed).
+    pub(crate) fn refused(mut self) {
+        let panes = self.targets.clone();
+        self.write("refused".to_owned(), panes, Approval::default());
+    }
+
     /// The targets, and the pane of the result when it names another.
     fn panes(&self, result: Result<&Value, ()>) -> Vec<String> {
         let mut panes = self.targets.clone();
@@ -243,6 +271,8 @@ mod tests {
         drop(pending("wait_for_text"));
         let result = json!({"outcome": "matched", "pane": "%1"});
         pending("wait_for_idle").finish(Ok(&result), Approval::default());
+        let log = oversight.audit.as_ref().expect("a log");
+        assert!(log.flush(std::time::Duration::from_secs(10)), "written");
         let text = std::fs::read_to_string(&path).expect("readable");
         let lines: Vec<Value> = text
             .lines()

@@ -9,8 +9,10 @@
 //! nothing but an opaque handle: 128 random bits naming what was asked,
 //! which stays here. A handle works once, for [`QUESTION_TTL`], and only for
 //! a call of the same tool with the same arguments as the one that was
-//! asked about; anything else is refused. So an answer cannot be made up for
-//! a question the server never asked, replayed, or moved to other text.
+//! asked about, by the caller it was asked of ([`Caller`]); anything else is
+//! refused (another caller's handle as one that never existed, and left for
+//! its own caller). So an answer cannot be made up for a question the server
+//! never asked, replayed, moved to other text or given by someone else.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -23,6 +25,7 @@ use rmcp::model::{
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::caller::Caller;
 use crate::error::{ToolError, ToolResult};
 use crate::secret_page::Opened;
 
@@ -45,6 +48,8 @@ pub(crate) enum Asked {
 
 struct Question {
     expires: Instant,
+    /// Who was asked: only they may answer.
+    caller: Caller,
     tool: String,
     arguments: Value,
     asked: Asked,
@@ -111,6 +116,7 @@ impl Questions {
         }
         let question = Question {
             expires: now + QUESTION_TTL,
+            caller: Caller::current(),
             tool: tool.to_owned(),
             arguments: arguments.clone(),
             asked,
@@ -123,7 +129,13 @@ impl Questions {
     /// `tool` with exactly these `arguments`. A handle is spent by any use.
     pub(crate) fn take(&self, handle: &str, tool: &str, arguments: &Value) -> ToolResult<Asked> {
         let now = Instant::now();
-        let question = lock(&self.open).remove(handle);
+        let question = {
+            let mut open = lock(&self.open);
+            let theirs = open
+                .get(handle)
+                .is_some_and(|q| q.caller == Caller::current());
+            if theirs { open.remove(handle) } else { None }
+        };
         let Some(question) = question.filter(|q| now < q.expires) else {
             return Err(ToolError::refused(
                 "the requestState names no question waiting for an answer: it is unknown, \
@@ -173,27 +185,66 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_handle_works_once_for_the_same_call_until_it_expires() {
+        Caller::test("a")
+            .scope(async {
+                let questions = Questions::default();
+                let args = json!({"pane": "%1", "text": "rm -rf x"});
+                let handle = questions.ask("send_keys", &args, Asked::Approval).unwrap();
+                assert_eq!(handle.len(), 2 * HANDLE_BYTES);
+                assert!(questions.take(&handle, "send_keys", &args).is_ok());
+                assert!(
+                    refused(questions.take(&handle, "send_keys", &args)).contains("already used")
+                );
+
+                let handle = questions.ask("send_keys", &args, Asked::Approval).unwrap();
+                let other = json!({"pane": "%1", "text": "rm -rf /"});
+                assert!(
+                    refused(questions.take(&handle, "send_keys", &other))
+                        .contains("other arguments")
+                );
+                // Spent by the refused use.
+                assert!(refused(questions.take(&handle, "send_keys", &args)).contains("unknown"));
+
+                let handle = questions.ask("send_keys", &args, Asked::Approval).unwrap();
+                assert!(
+                    refused(questions.take(&handle, "paste_text", &args))
+                        .contains("other arguments")
+                );
+
+                let handle = questions.ask("send_keys", &args, Asked::Approval).unwrap();
+                tokio::time::advance(QUESTION_TTL).await;
+                assert!(refused(questions.take(&handle, "send_keys", &args)).contains("expired"));
+
+                assert!(refused(questions.take("made-up", "send_keys", &args)).contains("unknown"));
+            })
+            .await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_the_caller_asked_may_answer() {
         let questions = Questions::default();
         let args = json!({"pane": "%1", "text": "rm -rf x"});
-        let handle = questions.ask("send_keys", &args, Asked::Approval).unwrap();
-        assert_eq!(handle.len(), 2 * HANDLE_BYTES);
-        assert!(questions.take(&handle, "send_keys", &args).is_ok());
-        assert!(refused(questions.take(&handle, "send_keys", &args)).contains("already used"));
-
-        let handle = questions.ask("send_keys", &args, Asked::Approval).unwrap();
-        let other = json!({"pane": "%1", "text": "rm -rf /"});
-        assert!(refused(questions.take(&handle, "send_keys", &other)).contains("other arguments"));
-        // Spent by the refused use.
-        assert!(refused(questions.take(&handle, "send_keys", &args)).contains("unknown"));
-
-        let handle = questions.ask("send_keys", &args, Asked::Approval).unwrap();
-        assert!(refused(questions.take(&handle, "paste_text", &args)).contains("other arguments"));
-
-        let handle = questions.ask("send_keys", &args, Asked::Approval).unwrap();
-        tokio::time::advance(QUESTION_TTL).await;
-        assert!(refused(questions.take(&handle, "send_keys", &args)).contains("expired"));
-
-        assert!(refused(questions.take("made-up", "send_keys", &args)).contains("unknown"));
+        let (a, b) = (Caller::test("a"), Caller::test("b"));
+        let ask = || questions.ask("send_keys", &args, Asked::Approval).unwrap();
+        let handle = a.clone().scope(async { ask() }).await;
+        let take = |caller: Caller| {
+            let handle = handle.clone();
+            let args = args.clone();
+            let questions = &questions;
+            caller.scope(async move { questions.take(&handle, "send_keys", &args) })
+        };
+        let stolen = refused(take(b).await);
+        let never = refused(
+            a.clone()
+                .scope(async { questions.take("made-up", "send_keys", &args) })
+                .await,
+        );
+        assert_eq!(
+            stolen, never,
+            "the same answer as for a handle that never was"
+        );
+        // Not spent by the other caller's try.
+        assert!(take(a).await.is_ok());
     }
 
     #[test]

@@ -8,8 +8,15 @@
 //! expires [`PAGE_TTL`] after it opens (410 Gone too). A path that never was
 //! a page gets 404. The `Host` header must name the listener as
 //! `127.0.0.1:PORT` or `localhost:PORT` (421 otherwise, 400 when missing or
-//! repeated), which keeps out web pages reaching it through DNS rebinding; a
-//! submission whose `Origin` is another site's is refused (403).
+//! repeated), which keeps out web pages reaching it through DNS rebinding. A
+//! submission a browser made from another page is refused (403): browsers
+//! say where a request comes from in `Sec-Fetch-Site`, which no page can set,
+//! and the form's own post says `same-origin`. Its `Origin` is `null` (the
+//! page's `Referrer-Policy: no-referrer` hides it), so `Origin: null` is
+//! taken only with `Sec-Fetch-Site: same-origin` (another site's page with
+//! the same policy sends `null` too, with `cross-site`); any other `Origin`
+//! must be the listener's own. A request with neither header (not from a
+//! browser) is taken as before: the page's path is its credential.
 //!
 //! `GET` shows a minimal form (one password field, no scripts, nothing
 //! loaded from elsewhere, a strict Content-Security-Policy, nothing cached);
@@ -301,10 +308,7 @@ impl SecretPages {
         request: Request<Incoming>,
         port: u16,
     ) -> Response<Full<Bytes>> {
-        let origin = single(request.headers(), ORIGIN);
-        if let Some(origin) = origin
-            && !same_origin(origin, port)
-        {
+        if !from_own_page(request.headers(), port) {
             return refusal(
                 StatusCode::FORBIDDEN,
                 "This page accepts only its own form.",
@@ -425,6 +429,29 @@ fn own_host(host: &str, port: u16) -> bool {
     };
     given == port.to_string() && (name == "127.0.0.1" || name.eq_ignore_ascii_case("localhost"))
 }
+
+/// Whether a submission may come from the page's own form: a browser says
+/// `Sec-Fetch-Site: same-origin` for it (and `Origin: null`, under the
+/// page's referrer policy); a client that is not a browser sends neither.
+fn from_own_page(headers: &hyper::HeaderMap, port: u16) -> bool {
+    let once = |name: &str| headers.get_all(name).iter().count() <= 1;
+    if !once("origin") || !once("sec-fetch-site") {
+        return false;
+    }
+    let fetch_site = single(headers, SEC_FETCH_SITE);
+    if fetch_site.is_some_and(|site| site != "same-origin") {
+        return false;
+    }
+    match single(headers, ORIGIN) {
+        None => true,
+        Some("null") => fetch_site == Some("same-origin"),
+        Some(origin) => same_origin(origin, port),
+    }
+}
+
+/// The header in which browsers say which site a request comes from.
+const SEC_FETCH_SITE: hyper::header::HeaderName =
+    hyper::header::HeaderName::from_static("sec-fetch-site");
 
 /// Whether an `Origin` header is this listener's own.
 fn same_origin(origin: &str, port: u16) -> bool {
@@ -777,6 +804,47 @@ mod tests {
         assert!(!same_origin("https://127.0.0.1:80", 80));
         assert!(!same_origin("http://evil.example", 80));
         assert!(!same_origin("null", 80));
+    }
+
+    #[test]
+    fn a_browser_post_is_taken_only_from_the_page_itself() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut map = hyper::HeaderMap::new();
+            for (name, value) in pairs {
+                map.append(*name, HeaderValue::from_static(value));
+            }
+            map
+        };
+        let own = |pairs| from_own_page(&headers(pairs), 80);
+        // What Chromium sends for the form of a no-referrer page.
+        assert!(own(&[
+            ("origin", "null"),
+            ("sec-fetch-site", "same-origin")
+        ]));
+        assert!(own(&[("origin", "http://127.0.0.1:80")]));
+        assert!(own(&[]), "not a browser: the path is the credential");
+        // Another site's page, with or without its own no-referrer policy.
+        assert!(!own(&[
+            ("origin", "null"),
+            ("sec-fetch-site", "cross-site")
+        ]));
+        assert!(!own(&[("origin", "null"), ("sec-fetch-site", "same-site")]));
+        assert!(!own(&[
+            ("origin", "http://evil.example"),
+            ("sec-fetch-site", "cross-site")
+        ]));
+        assert!(!own(&[("origin", "http://evil.example")]));
+        assert!(!own(&[("origin", "null")]));
+        assert!(!own(&[("sec-fetch-site", "cross-site")]));
+        assert!(!own(&[
+            ("origin", "http://127.0.0.1:80"),
+            ("sec-fetch-site", "none")
+        ]));
+        assert!(!own(&[
+            ("origin", "null"),
+            ("origin", "null"),
+            ("sec-fetch-site", "same-origin")
+        ]));
     }
 
     #[test]

@@ -229,6 +229,16 @@ impl ServerHandler for TermpilotServer {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let started = std::time::Instant::now();
         let audit = self.oversight.begin(&request.name, &arguments, &context);
+        if let Err(problem) = self.oversight.audit_admits() {
+            if let Some(audit) = audit {
+                audit.refused();
+            }
+            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "refused: {problem}, and this server runs with --audit-required; ask the \
+                 operator to fix the audit log"
+            ))])
+            .into());
+        }
         let stateless = context
             .protocol_version()
             .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
@@ -246,7 +256,10 @@ impl ServerHandler for TermpilotServer {
                 state: request.request_state,
             },
         };
-        let outcome = self.call(&request.name, arguments, &call).await;
+        let caller = crate::caller::Caller::of(&context);
+        let outcome = caller
+            .scope(self.call(&request.name, arguments, &call))
+            .await;
         call.settle_before_response().await;
         if let Err(ToolError::NeedsInput(input)) = outcome {
             if let Some(audit) = audit {
@@ -272,7 +285,7 @@ impl ServerHandler for TermpilotServer {
             }
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         };
-        Ok(result.into())
+        Ok(self.oversight.note_audit_problem(result).into())
     }
 }
 

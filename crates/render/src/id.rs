@@ -19,10 +19,6 @@ impl OutputId {
     pub(crate) fn new(number: u64) -> Self {
         OutputId(number)
     }
-
-    pub(crate) fn number(self) -> u64 {
-        self.0
-    }
 }
 
 impl fmt::Display for OutputId {

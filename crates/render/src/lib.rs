@@ -31,7 +31,8 @@
 //!
 //! assert!(rendered.shown_tokens <= 2_000);
 //! assert!(rendered.text.contains("omitted (19,"));
-//! let page = store.page("o1", rendered.head_lines as i64, 3, None)?;
+//! let id = id.expect("kept").to_string();
+//! let page = store.page(&id, rendered.head_lines as i64, 3, None)?;
 //! assert_eq!(page.lines[0].number, rendered.head_lines + 1);
 //! # Ok::<(), termpilot_render::StoreError>(())
 //! ```

@@ -5,6 +5,11 @@
 //! named only by ids the store makes itself (`o7.txt`); callers' ids are parsed
 //! strictly before anything touches the file system, so no caller string becomes a
 //! path. The directory is created `0700` and files `0600`: outputs can hold secrets.
+//!
+//! Each output belongs to an owner (a string the caller chooses, such as an HTTP
+//! session): only the same owner can page through it, and any other gets the answer
+//! for an id that never existed. Ids are random (12 digits from the kernel's random
+//! source), so one owner's ids say nothing about another's.
 
 use std::collections::VecDeque;
 use std::fs::{self, DirBuilder, OpenOptions};
@@ -25,9 +30,10 @@ use crate::{OutputId, StoreError, marker};
 /// use termpilot_render::OutputStore;
 ///
 /// let mut store = OutputStore::new(None, 1 << 20, false)?;
-/// let id = store.keep("one\ntwo\nthree")?;
-/// let page = store.page(&id.to_string(), 1, 10, None)?;
+/// let id = store.keep_for("one\ntwo\nthree", "session A")?;
+/// let page = store.page_for(&id.to_string(), "session A", 1, 10, None)?;
 /// assert_eq!(page.text(), "two\nthree");
+/// assert!(store.page_for(&id.to_string(), "session B", 1, 10, None).is_err());
 /// # Ok::<(), termpilot_render::StoreError>(())
 /// ```
 #[derive(Debug)]
@@ -37,13 +43,28 @@ pub struct OutputStore {
     owns_dir: bool,
     keep_on_drop: bool,
     max_total_bytes: u64,
-    /// The number of the next id; ids below it were handed out (here or, for a
-    /// directory reused across runs, before).
-    next: u64,
-    /// Kept outputs and their sizes, oldest first.
-    kept: VecDeque<(OutputId, u64)>,
+    /// Kept outputs, oldest first.
+    kept: VecDeque<Kept>,
+    /// The latest outputs dropped to stay within the size, with their owners, so
+    /// that their owner is told so (at most [`EVICTED_REMEMBERED`]).
+    evicted: VecDeque<(OutputId, String)>,
     total_bytes: u64,
 }
+
+/// One kept output.
+#[derive(Debug)]
+struct Kept {
+    id: OutputId,
+    owner: String,
+    size: u64,
+}
+
+/// How many evicted ids are remembered.
+const EVICTED_REMEMBERED: usize = 4096;
+
+/// The smallest id number: every id has [`ID_DIGITS`] digits.
+const ID_LOW: u64 = 100_000_000_000;
+const ID_DIGITS: u32 = 12;
 
 impl OutputStore {
     /// Opens a store in `dir` (created `0700` if missing; an existing one is set to
@@ -60,14 +81,13 @@ impl OutputStore {
             Some(dir) => open_dir(dir)?,
             None => (fresh_temp_dir()?, true),
         };
-        let next = next_free_number(&dir)?;
         Ok(OutputStore {
             dir,
             owns_dir,
             keep_on_drop,
             max_total_bytes,
-            next,
             kept: VecDeque::new(),
+            evicted: VecDeque::new(),
             total_bytes: 0,
         })
     }
@@ -82,30 +102,51 @@ impl OutputStore {
         self.total_bytes
     }
 
-    /// Keeps `text` and returns its new id. Drops the oldest outputs while the store
-    /// holds more than its size.
+    /// Keeps `text` for the owner `""`; see [`OutputStore::keep_for`].
     pub fn keep(&mut self, text: &str) -> Result<OutputId, StoreError> {
-        let id = OutputId::new(self.next);
-        self.next += 1;
-        let path = self.path_of(id);
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(StoreError::io(format!("create {id}")))?;
+        self.keep_for(text, "")
+    }
+
+    /// Keeps `text` for `owner` and returns its new id, a random one. Drops the
+    /// oldest outputs while the store holds more than its size.
+    pub fn keep_for(&mut self, text: &str, owner: &str) -> Result<OutputId, StoreError> {
+        let (id, mut file) = self.create_new()?;
         file.write_all(text.as_bytes())
             .map_err(StoreError::io(format!("write {id}")))?;
         let size = text.len() as u64;
-        self.kept.push_back((id, size));
+        self.kept.push_back(Kept {
+            id,
+            owner: owner.to_owned(),
+            size,
+        });
         self.total_bytes += size;
         self.evict();
         Ok(id)
     }
 
-    /// A page of the output `id`: `limit` lines from `offset` (lines skipped; negative
-    /// counts back from the end), or the first `limit` lines from there that match
-    /// `grep`.
+    /// A file for a new output, under a random id no file has yet (a directory kept
+    /// from an earlier run may hold some).
+    fn create_new(&self) -> Result<(OutputId, fs::File), StoreError> {
+        let mut last_error = None;
+        for _ in 0..16 {
+            let id = OutputId::new(random_number()?);
+            let created = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(self.path_of(id));
+            match created {
+                Ok(file) => return Ok((id, file)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_error = Some(e),
+                Err(e) => return Err(StoreError::io(format!("create {id}"))(e)),
+            }
+        }
+        Err(StoreError::io("create an output")(
+            last_error.unwrap_or_else(|| std::io::Error::other("no free id")),
+        ))
+    }
+
+    /// A page of the output `id` of the owner `""`; see [`OutputStore::page_for`].
     pub fn page(
         &self,
         id: &str,
@@ -113,17 +154,37 @@ impl OutputStore {
         limit: usize,
         grep: Option<&Regex>,
     ) -> Result<Page, StoreError> {
+        self.page_for(id, "", offset, limit, grep)
+    }
+
+    /// A page of the output `id`, which must be `owner`'s: `limit` lines from
+    /// `offset` (lines skipped; negative counts back from the end), or the first
+    /// `limit` lines from there that match `grep`.
+    pub fn page_for(
+        &self,
+        id: &str,
+        owner: &str,
+        offset: i64,
+        limit: usize,
+        grep: Option<&Regex>,
+    ) -> Result<Page, StoreError> {
         let id: OutputId = id.parse()?;
-        if !self.kept.iter().any(|&(kept, _)| kept == id) {
-            return Err(self.missing(id));
+        if !self
+            .kept
+            .iter()
+            .any(|kept| kept.id == id && kept.owner == owner)
+        {
+            return Err(self.missing(id, owner));
         }
         let text =
             fs::read_to_string(self.path_of(id)).map_err(StoreError::io(format!("read {id}")))?;
         Ok(page_of(id, &text, offset, limit, grep))
     }
 
-    fn missing(&self, id: OutputId) -> StoreError {
-        if id.number() < self.next && id.number() > 0 {
+    /// Why `owner` cannot read `id`: evicted when it was theirs, else unknown (the
+    /// same answer whether another owner has it or no one ever had).
+    fn missing(&self, id: OutputId, owner: &str) -> StoreError {
+        if self.evicted.iter().any(|(e, o)| *e == id && o == owner) {
             StoreError::Evicted {
                 id,
                 kept: marker::size(usize::try_from(self.max_total_bytes).unwrap_or(usize::MAX)),
@@ -140,12 +201,16 @@ impl OutputStore {
     /// Drops the oldest outputs until the store fits its size, keeping the newest.
     fn evict(&mut self) {
         while self.total_bytes > self.max_total_bytes && self.kept.len() > 1 {
-            let Some((id, size)) = self.kept.pop_front() else {
+            let Some(kept) = self.kept.pop_front() else {
                 break;
             };
             // A file already gone is as good as removed.
-            let _ = fs::remove_file(self.path_of(id));
-            self.total_bytes -= size;
+            let _ = fs::remove_file(self.path_of(kept.id));
+            self.total_bytes -= kept.size;
+            if self.evicted.len() == EVICTED_REMEMBERED {
+                self.evicted.pop_front();
+            }
+            self.evicted.push_back((kept.id, kept.owner));
         }
     }
 }
@@ -159,8 +224,8 @@ impl Drop for OutputStore {
         if self.owns_dir {
             let _ = fs::remove_dir_all(&self.dir);
         } else {
-            for &(id, _) in &self.kept {
-                let _ = fs::remove_file(self.path_of(id));
+            for kept in &self.kept {
+                let _ = fs::remove_file(self.path_of(kept.id));
             }
         }
     }
@@ -212,23 +277,14 @@ fn fresh_temp_dir() -> Result<PathBuf, StoreError> {
     })
 }
 
-/// The first id number not used by a file already in `dir` (a directory kept from an
-/// earlier run), so that new outputs never collide with old ones.
-fn next_free_number(dir: &Path) -> Result<u64, StoreError> {
-    let entries = fs::read_dir(dir).map_err(StoreError::io("list the directory"))?;
-    let highest = entries
-        .filter_map(|entry| {
-            entry
-                .ok()?
-                .file_name()
-                .to_str()?
-                .strip_suffix(".txt")?
-                .parse::<OutputId>()
-                .ok()
-        })
-        .map(OutputId::number)
-        .max();
-    Ok(highest.map_or(1, |n| n.saturating_add(1)))
+/// A random id number of [`ID_DIGITS`] digits, from the kernel's random source.
+fn random_number() -> Result<u64, StoreError> {
+    let mut bytes = [0u8; 8];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut random| std::io::Read::read_exact(&mut random, &mut bytes))
+        .map_err(StoreError::io("read /dev/urandom for an id"))?;
+    let span = 10u64.pow(ID_DIGITS) - ID_LOW;
+    Ok(ID_LOW + u64::from_le_bytes(bytes) % span)
 }
 
 #[cfg(test)]
@@ -254,12 +310,43 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_opaque_and_increasing() {
+    fn ids_are_random_and_of_one_width() {
         let (_parent, mut store) = store(1 << 20);
-        let ids: Vec<String> = (0..3)
+        let ids: Vec<String> = (0..50)
             .map(|_| store.keep("x").unwrap().to_string())
             .collect();
-        assert_eq!(ids, ["o1", "o2", "o3"]);
+        for id in &ids {
+            assert_eq!(id.len(), 1 + ID_DIGITS as usize, "{id}");
+        }
+        let distinct: std::collections::HashSet<_> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_ne!(sorted, ids, "not increasing");
+    }
+
+    #[test]
+    fn an_output_is_only_its_owners() {
+        let (_parent, mut store) = store(25);
+        let mine = store.keep_for("mine", "A").unwrap().to_string();
+        let page = store.page_for(&mine, "A", 0, 10, None).unwrap();
+        assert_eq!(page.text(), "mine");
+        let theirs = store.page_for(&mine, "B", 0, 10, None).unwrap_err();
+        let never = store
+            .page_for("o123456789012", "B", 0, 10, None)
+            .unwrap_err();
+        assert!(matches!(theirs, StoreError::Unknown { .. }), "{theirs}");
+        // The same words as for an id that never existed.
+        assert_eq!(
+            theirs.to_string().replace(&mine, "ID"),
+            never.to_string().replace("o123456789012", "ID")
+        );
+        // Evicted: its owner is told so; anyone else, that it does not exist.
+        store.keep_for(&"x".repeat(30), "B").unwrap();
+        let evicted = store.page_for(&mine, "A", 0, 10, None).unwrap_err();
+        assert!(matches!(evicted, StoreError::Evicted { .. }), "{evicted}");
+        let other = store.page_for(&mine, "B", 0, 10, None).unwrap_err();
+        assert!(matches!(other, StoreError::Unknown { .. }), "{other}");
     }
 
     #[test]
@@ -272,8 +359,10 @@ mod tests {
         let err = store.page(&first.to_string(), 0, 10, None).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "output id o1 not found; it may have been evicted (the store keeps the newest 25 bytes); \
-             capture the output again"
+            format!(
+                "output id {first} not found; it may have been evicted (the store keeps the \
+                 newest 25 bytes); capture the output again"
+            )
         );
         assert!(store.page(&second.to_string(), 0, 10, None).is_ok());
         assert!(store.page(&third.to_string(), 0, 10, None).is_ok());

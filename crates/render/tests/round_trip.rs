@@ -60,19 +60,19 @@ fn the_offset_in_the_elision_line_starts_at_the_first_omitted_line() {
     let mut store = OutputStore::new(None, 1 << 20, false).unwrap();
     let id = store.keep(plan.full_text()).unwrap();
     let rendered = plan.finish(Some(&id));
-    let offset: i64 = Regex::new(r"read_output id=o1 offset=(\d+)")
+    let offset: i64 = Regex::new(&format!(r"read_output id={id} offset=(\d+)"))
         .unwrap()
         .captures(&rendered.text)
         .unwrap()[1]
         .parse()
         .unwrap();
-    let page = store.page("o1", offset, 1, None).unwrap();
+    let page = store.page(&id.to_string(), offset, 1, None).unwrap();
     assert_eq!(
         page.lines[0].text,
         format!("row {}", rendered.head_lines + 1)
     );
     let last_page = store
-        .page("o1", -(rendered.tail_lines as i64), 10_000, None)
+        .page(&id.to_string(), -(rendered.tail_lines as i64), 10_000, None)
         .unwrap();
     let tail: Vec<&str> = rendered
         .text

@@ -13,7 +13,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use server_args::ServerSelection;
 use termpilot_mcp::http::{self, HttpOptions};
-use termpilot_mcp::{ServerOptions, TermpilotServer, Toolsets};
+use termpilot_mcp::{AuditLog, ServerOptions, TermpilotServer, Toolsets};
 use termpilot_tmux::{Engine, Hosts};
 use tokio_util::sync::CancellationToken;
 
@@ -207,6 +207,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if hosts.names().len() > 1 {
         tracing::info!(hosts = ?hosts.names(), "hosts connect on first use");
     }
+    let audit = oversight.audit.as_ref().map(AuditLog::flusher);
     let server = TermpilotServer::new(engine, options)
         .context("cannot set up the kept-output directory")?
         .with_hosts(hosts)
@@ -230,12 +231,23 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         announce_http(&listener, &options, args.http_token.is_none())?;
         http::serve_http(server, listener, options, shutdown.clone()).await
     };
-    tokio::select! {
-        served = serving => served?,
-        _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
-    }
+    let served = tokio::select! {
+        served = serving => served,
+        _ = terminate.recv() => {
+            tracing::info!("SIGTERM: shutting down");
+            Ok(())
+        }
+        _ = tokio::signal::ctrl_c() => {
+            tracing::info!("SIGINT: shutting down");
+            Ok(())
+        }
+    };
     shutdown.cancel();
+    // The audit lines of the last calls are written before the process ends.
+    if let Some(audit) = audit {
+        audit.flush(std::time::Duration::from_secs(2));
+    }
+    served?;
     Ok(())
 }
 

@@ -159,11 +159,17 @@ pub struct PersonArgs {
     )]
     pub confirm: Vec<String>,
 
-    /// Append one JSON line per tool call to PATH (created mode 0600; reopened
-    /// when moved, for log rotation). Typed text is logged as its length and
-    /// SHA-256 prefix only.
+    /// Append one JSON line per tool call to PATH, written by a queue no call
+    /// waits for (created 0600, a wider mode is narrowed; a link, FIFO or
+    /// file of another user is refused; reopened when moved, for log
+    /// rotation). Typed text is logged as its length and a keyed HMAC only.
     #[arg(long, env = "TERMPILOT_AUDIT", value_name = "PATH")]
     pub audit: Option<PathBuf>,
+
+    /// Refuse every tool call while the audit log cannot be written (or its
+    /// queue is full), instead of going on and reporting it.
+    #[arg(long, env = "TERMPILOT_AUDIT_REQUIRED", requires = "audit")]
+    pub audit_required: bool,
 
     /// Log typed text itself in the audit log.
     #[arg(long, env = "TERMPILOT_AUDIT_PAYLOADS", requires = "audit")]
@@ -187,7 +193,10 @@ impl PersonArgs {
         let confirm = termpilot_mcp::Confirm::new(&self.confirm)
             .context("--confirm (TERMPILOT_CONFIRM): invalid regex")?;
         let audit = match &self.audit {
-            Some(path) => Some(termpilot_mcp::AuditLog::open(path, self.audit_payloads)?),
+            Some(path) => Some(
+                termpilot_mcp::AuditLog::open(path, self.audit_payloads)?
+                    .required(self.audit_required),
+            ),
             None => None,
         };
         Ok(termpilot_mcp::Oversight {

@@ -336,8 +336,9 @@ fn read_output(server: &TermpilotServer, params: ReadOutputParams) -> Outcome {
     let page = {
         let store = server.store.lock().unwrap_or_else(|e| e.into_inner());
         store
-            .page(
+            .page_for(
                 &params.output_id,
+                crate::caller::Caller::current().as_str(),
                 params.offset.unwrap_or(0),
                 params.limit.unwrap_or(200),
                 grep.as_ref(),
