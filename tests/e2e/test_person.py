@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -361,7 +362,12 @@ def test_approvals_and_audit_over_http(http_server: Any, monkeypatch: Any, tmp_p
                     assert len(person.questions) == 3
 
     run(body)
+    # The server is still running: its audit writer may be a moment behind.
+    deadline = time.monotonic() + 10
     records = [r for r in lines(log) if r["tool"] == "send_keys"]
+    while len(records) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        records = [r for r in lines(log) if r["tool"] == "send_keys"]
     assert [r["transport"] for r in records] == ["http"] * 3
     assert [r["outcome"] for r in records] == ["error", "error", "ok"]
     assert [r["approval"].get("answer") for r in records] == ["decline", "decline", "approve"]
