@@ -104,6 +104,11 @@ ATTACKS: dict[str, list[tuple[str, dict[str, Any]]]] = {
             },
         )
     ],
+    "a backslash continuing the line": [
+        ("send_keys", {"text": "rm -rf \\"}),
+        ("send_keys", {"text": "victim"}),
+    ],
+    "C-o (operate-and-get-next)": [("send_keys", {"text": "rm -rf victim", "enter": False, "keys": ["C-o"]})],
     "paste then Enter": [
         ("paste_text", {"text": "rm -rf victim", "bracketed": False}),
         ("send_keys", {"keys": ["Enter"]}),

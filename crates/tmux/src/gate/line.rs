@@ -28,6 +28,9 @@ pub struct Line {
     escape: Option<Vec<u8>>,
     /// Bytes of a UTF-8 character begun and not yet ended.
     partial: Vec<u8>,
+    /// The lines before this one that it continues (each ended in a
+    /// backslash), joined.
+    carry: String,
 }
 
 /// What one key or character does to the line.
@@ -67,6 +70,7 @@ impl Line {
             for edit in self.decode(byte) {
                 if edit == Edit::Submit {
                     submitted.push(self.readings());
+                    self.carry = self.continued();
                     self.clear();
                 } else {
                     self.apply(edit);
@@ -78,16 +82,29 @@ impl Line {
 
     /// The line's readings: the edited line and, when it differs, the typed
     /// one. Empty when nothing was typed.
+    /// A line continued from the one before (see [`Line::continued`])
+    /// reads as the two joined.
     pub fn readings(&self) -> Vec<String> {
         let edited: String = self.chars.iter().collect();
         let mut out = Vec::new();
-        if !edited.is_empty() {
-            out.push(edited);
-        }
-        if !self.typed.is_empty() && !out.contains(&self.typed) {
-            out.push(self.typed.clone());
+        for reading in [edited, self.typed.clone()] {
+            let whole = format!("{}{reading}", self.carry);
+            if !reading.is_empty() && !out.contains(&whole) {
+                out.push(whole);
+            }
         }
         out
+    }
+
+    /// What the next line continues, once this one is submitted: a shell
+    /// reads a line ending in a backslash and the next as one command line.
+    fn continued(&self) -> String {
+        let edited: String = self.chars.iter().collect();
+        let trailing = edited.chars().rev().take_while(|c| *c == '\\').count();
+        match trailing % 2 {
+            1 => format!("{}{}", self.carry, &edited[..edited.len() - 1]),
+            _ => String::new(),
+        }
     }
 
     /// Forgets the line (it was submitted or abandoned); the kill buffer
@@ -132,6 +149,8 @@ impl Line {
                 self.escape = Some(vec![byte]);
                 return Vec::new();
             }
+            // C-o runs the line in bash and zsh (operate-and-get-next).
+            0x0f => Edit::Submit,
             0x03 => Edit::Abandon,
             0x7f | 0x08 => Edit::DeleteBack,
             0x04 => Edit::DeleteForward,
@@ -166,7 +185,10 @@ impl Line {
                 self.typed.push(c);
             }
             Edit::Submit | Edit::Unknown => {}
-            Edit::Abandon => self.clear(),
+            Edit::Abandon => {
+                self.clear();
+                self.carry.clear();
+            }
             Edit::DeleteBack if self.cursor > 0 => {
                 self.cursor -= 1;
                 self.chars.remove(self.cursor);
@@ -246,6 +268,8 @@ fn escape_edit(sequence: &[u8]) -> Option<Edit> {
             b'C' => Edit::Right,
             b'H' => Edit::Home,
             b'F' => Edit::End,
+            // The keypad's Enter in application mode.
+            b'M' => Edit::Submit,
             _ => Edit::Unknown,
         }),
         [b'b' | b'B'] => Some(Edit::WordLeft),
@@ -332,6 +356,28 @@ mod tests {
         assert_eq!(submitted(b"rm -rf x\x15ls\r"), vec![vec!["ls".to_owned()]]);
         let lines = submitted(b"rm -rf x\x1b[A\x7f\r");
         assert_eq!(lines[0], vec!["rm -rf ".to_owned(), "rm -rf x".to_owned()]);
+    }
+
+    #[test]
+    fn a_backslash_continues_the_line() {
+        let lines = submitted(b"rm -rf \\\rvictim\r");
+        assert_eq!(lines[1], vec!["rm -rf victim".to_owned()]);
+        // An escaped backslash ends the line.
+        let lines = submitted(b"echo \\\\\rvictim\r");
+        assert_eq!(lines[1], vec!["victim".to_owned()]);
+        let mut line = Line::new();
+        line.feed(b"rm -r\\\n");
+        line.feed(b"f");
+        assert_eq!(line.readings(), vec!["rm -rf".to_owned()]);
+        line.feed(b"\x03x\r");
+        assert!(line.readings().is_empty());
+    }
+
+    #[test]
+    fn other_keys_that_submit() {
+        assert_eq!(submitted(b"ls\x0f").len(), 1);
+        assert_eq!(submitted(b"ls\x1bOM").len(), 1);
+        assert_eq!(submitted(b"ls\x1b\r").len(), 1);
     }
 
     #[test]
