@@ -167,6 +167,14 @@ impl Gate {
             .unwrap_or_default()
     }
 
+    /// Forgets a pane's line (the pane is gone).
+    pub(crate) fn forget(&self, pane: PaneId) {
+        self.lines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&pane);
+    }
+
     /// What `inputs`, typed in order, would submit on each pane and leave
     /// typed on it after the last, without typing anything.
     fn preview(&self, inputs: &[(PaneId, Vec<u8>)]) -> Vec<Judged> {

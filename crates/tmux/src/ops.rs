@@ -797,6 +797,7 @@ impl Engine {
     fn forget(&self, killed: &Killed) {
         for &pane in &killed.panes {
             self.shared.panes.remove(pane);
+            self.shared.gate.forget(pane);
         }
     }
 }
