@@ -384,6 +384,63 @@ mod tests {
         assert!(submitted.is_err());
     }
 
+    /// How one character is typed: as text, by its key name, or as a hex key.
+    fn spelled(c: char, how: u8) -> Input {
+        let name = match (how, c) {
+            (0, _) => {
+                return Input {
+                    text: Some(c.to_string()),
+                    ..Input::default()
+                };
+            }
+            (1, ' ') => "Space".to_owned(),
+            (1, c) => c.to_string(),
+            (_, c) => format!("0x{:02x}", c as u32),
+        };
+        Input {
+            keys: vec![termpilot_keys::parse_key(&name).expect("a key")],
+            ..Input::default()
+        }
+    }
+
+    proptest::proptest! {
+        /// However a dangerous line is cut into calls, and however each
+        /// character is spelled, one of the calls is refused before the line
+        /// is submitted.
+        #[test]
+        fn any_split_of_a_dangerous_line_is_caught(
+            before in "[a-z ;]{0,6}",
+            after in "[a-z ]{0,6}",
+            spellings in proptest::collection::vec(0u8..3, 40),
+            cuts in proptest::collection::vec(proptest::bool::ANY, 40),
+            submit in proptest::sample::select(vec!["Enter", "C-m", "C-j", "0x0d", "KPEnter"]),
+        ) {
+            let line = format!("{before}rm -rf x{after}");
+            let gate = Gate::default();
+            let judge: Judge = Arc::new(|line: &str| line.contains("rm -rf x"));
+            let mut calls = vec![Vec::new()];
+            for (i, c) in line.chars().enumerate() {
+                calls.last_mut().expect("a call").push(spelled(c, spellings[i]));
+                if cuts[i] {
+                    calls.push(Vec::new());
+                }
+            }
+            let enter = termpilot_keys::parse_key(submit).expect("a key");
+            calls.last_mut().expect("a call").push(Input {
+                keys: vec![enter],
+                ..Input::default()
+            });
+            let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+            let refused = runtime.block_on(Permit::new(judge).scope(async {
+                calls.iter().any(|inputs| {
+                    let bytes: Vec<u8> = inputs.iter().flat_map(input_bytes).collect();
+                    gate.pass(1, pane(1), &bytes).is_err()
+                })
+            }));
+            proptest::prop_assert!(refused, "{line:?} went through");
+        }
+    }
+
     #[test]
     fn keys_become_the_bytes_the_terminal_gets() {
         let keys = [
