@@ -33,6 +33,9 @@ pub struct Line {
     carry: String,
 }
 
+/// The length from which the edited line only grows at its end.
+const LONG_LINE: usize = 16_384;
+
 /// What one key or character does to the line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Edit {
@@ -180,6 +183,12 @@ impl Line {
     fn edit(&mut self, edit: Edit) {
         match edit {
             Edit::Insert(c) => {
+                // Past this length an insert goes at the end, so that a huge
+                // paste after a cursor move costs no more than one at the
+                // end; the typed reading still holds it in order.
+                if self.chars.len() >= LONG_LINE {
+                    self.cursor = self.chars.len();
+                }
                 self.chars.insert(self.cursor, c);
                 self.cursor += 1;
                 self.typed.push(c);
@@ -378,6 +387,17 @@ mod tests {
         assert_eq!(submitted(b"ls\x0f").len(), 1);
         assert_eq!(submitted(b"ls\x1bOM").len(), 1);
         assert_eq!(submitted(b"ls\x1b\r").len(), 1);
+    }
+
+    #[test]
+    fn a_huge_line_after_a_cursor_move_stays_cheap() {
+        let mut line = Line::new();
+        line.feed(b"x\x01");
+        line.feed(&vec![b'a'; 200_000]);
+        let readings = line.readings();
+        assert_eq!(readings[0].len(), 200_001);
+        // Before the cursor while the line was short, at the end after.
+        assert_eq!(readings[0].find('x'), Some(LONG_LINE - 1));
     }
 
     #[test]
