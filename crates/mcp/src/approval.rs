@@ -1,10 +1,18 @@
-//! Approvals: before a call types text matching a `--confirm` pattern, the
-//! person is asked through MCP elicitation (form mode, one boolean
-//! `approve`). Only the client's answer, which comes from the person, lets
-//! the text through: no tool argument can. Under protocol 2026-07-28 the
-//! question goes out as an input-required result and the answer comes back
-//! with the retried call, tied to it by a handle kept server-side (see
-//! [`crate::questions`]).
+//! Approvals: before a call would submit a line matching a `--confirm`
+//! pattern into a pane, leave one typed there, or start a new pane with a
+//! matching command, the person is asked through MCP elicitation (form mode,
+//! one boolean `approve`). What the call would type is read from its typed
+//! parameters ([`Piece`]s), turned into the bytes the terminal gets, and
+//! judged by the engine's input gate ([`termpilot_tmux::gate`]) against the
+//! line each pane already holds; the [`Permit`] the call then runs under
+//! lets through only what the person approved. Only the client's answer,
+//! which comes from the person, approves: no tool argument can. Under
+//! protocol 2026-07-28 the question goes out as an input-required result and
+//! the answer comes back with the retried call, tied to it by a handle kept
+//! server-side (see [`crate::questions`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use regex::Regex;
 use rmcp::RoleServer;
@@ -14,8 +22,6 @@ use rmcp::model::{
 };
 use rmcp::service::Peer;
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::Arc;
 use termpilot_tmux::gate::{Judged, Line, Permit};
 use termpilot_tmux::{Engine, PaneId, PaneScope};
 
