@@ -10,6 +10,7 @@ use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use serde_json::Value;
+use termpilot_tmux::gate::Permit;
 
 use crate::approval::{self, Confirm};
 use crate::audit::{self, Approval, AuditLog, Record, Typed};
@@ -58,13 +59,15 @@ fn targets(arguments: &Value, with_items: bool) -> Vec<(&'static str, String)> {
 }
 
 /// Checks a call against the scope, then asks the person when it would type
-/// text that needs approval. `Err` refuses the call.
+/// (or start a new pane with) a line that needs approval. `Ok` gives the
+/// permit the call's handler runs under: the engine's input gate lets
+/// through only what it allows. `Err` refuses the call.
 pub(crate) async fn admit(
     server: &TermpilotServer,
     spec: &Spec,
     arguments: &Value,
     call: &CallContext,
-) -> ToolResult<()> {
+) -> ToolResult<Permit> {
     let oversight = &server.oversight;
     let tool = spec.name;
     if !oversight.scope.is_open() {
@@ -79,13 +82,18 @@ pub(crate) async fn admit(
                 .await?;
         }
     }
+    let permit = oversight.confirm.permit();
     if oversight.confirm.is_empty() {
-        return Ok(());
+        return Ok(permit);
     }
-    let (result, answer) =
-        approval::approve(&oversight.confirm, server, call, tool, arguments).await;
+    let pieces = approval::pieces(tool, arguments);
+    let judgement = approval::judge(server, &oversight.confirm, &pieces).await;
+    if judgement.is_empty() {
+        return Ok(permit);
+    }
+    let (result, answer) = approval::approve(&judgement, server, call, tool, arguments).await;
     call.record_approval(answer);
-    result
+    result.map(|()| judgement.approved(&permit))
 }
 
 /// An audit line being made: what is known when the call starts. Dropped

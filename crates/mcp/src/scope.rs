@@ -5,7 +5,7 @@
 //! them out.
 
 use termpilot_control::{PaneTarget, SessionTarget, WindowTarget};
-use termpilot_tmux::{Engine, Error, PaneId, PaneScope};
+use termpilot_tmux::{Engine, Error, PaneId, PaneInfo, PaneScope};
 
 use crate::address::{self, Target};
 use crate::error::{ToolError, ToolResult};
@@ -41,9 +41,10 @@ impl Scope {
     }
 
     /// Refuses a target outside the scope with the error `tool` gives a
-    /// target that names nothing. `kind` is "pane", "window" or "session". A
-    /// target that tmux cannot resolve is let through: the tool reports it
-    /// itself.
+    /// target that names nothing. `kind` is "pane", "window" or "session"
+    /// (a session, or where a new window goes: `work:5`, `$1:2`). Every form
+    /// is resolved to its session first; a target that cannot be resolved
+    /// is refused the same way, so the error never names another session.
     pub(crate) async fn check(
         &self,
         engine: &Engine,
@@ -57,38 +58,30 @@ impl Scope {
         if let Some(error) = self.hidden_name(kind, target) {
             return Err(error.into());
         }
-        let panes = match kind {
-            "pane" => match address::any_pane(engine, target).await {
-                Ok(pane) => engine
-                    .list_panes(&PaneScope::All)
-                    .await
-                    .map(|all| all.into_iter().filter(|p| p.id == pane).collect()),
-                Err(_) => return Ok(()),
-            },
-            "window" => match address::window_target(target) {
-                Ok(window) => {
-                    engine
-                        .list_panes(&PaneScope::Window(window.text.into()))
-                        .await
-                }
-                Err(_) => return Ok(()),
-            },
-            _ => match address::session_target(target) {
-                Ok(session) => {
-                    (engine)
-                        .list_panes(&PaneScope::Session(session.text.into()))
-                        .await
-                }
-                Err(_) => return Ok(()),
-            },
-        };
-        let Ok(panes) = panes else {
-            return Ok(());
-        };
-        if panes.iter().all(|p| self.allows(&p.session_name)) {
-            return Ok(());
+        match self.panes_of(engine, kind, target).await {
+            Some(panes) if panes.iter().all(|p| self.allows(&p.session_name)) => Ok(()),
+            _ => Err(not_found(tool, kind, target).into()),
         }
-        Err(not_found(tool, kind, target).into())
+    }
+
+    /// The panes a target names, resolved as the engine resolves it; `None`
+    /// when it names nothing (or the server cannot be asked).
+    async fn panes_of(&self, engine: &Engine, kind: &str, target: &str) -> Option<Vec<PaneInfo>> {
+        let scope = match kind {
+            "pane" => {
+                let pane = address::any_pane(engine, target).await.ok()?;
+                let all = engine.list_panes(&PaneScope::All).await.ok()?;
+                let found: Vec<PaneInfo> = all.into_iter().filter(|p| p.id == pane).collect();
+                return (!found.is_empty()).then_some(found);
+            }
+            "window" => PaneScope::Window(address::window_target(target).ok()?.text.into()),
+            _ => {
+                let slot = address::window_slot(target).ok()?.parsed;
+                PaneScope::Session(slot.session.to_string())
+            }
+        };
+        let panes = engine.list_panes(&scope).await.ok()?;
+        (!panes.is_empty()).then_some(panes)
     }
 
     /// Resolves a pane target as the engine does, except that a pane outside
@@ -125,7 +118,7 @@ impl Scope {
                 WindowTarget::In { session, .. } => session,
                 WindowTarget::Id(_) => return None,
             },
-            _ => address::session_target(target).ok()?.parsed,
+            _ => address::window_slot(target).ok()?.parsed.session,
         };
         self.hidden_session(Some(&session))
     }
@@ -309,6 +302,8 @@ mod tests {
         assert_eq!(hidden("pane", "private:0.0").as_deref(), Some(missing));
         assert_eq!(hidden("window", "private:1").as_deref(), Some(missing));
         assert_eq!(hidden("session", "private").as_deref(), Some(missing));
+        // Where a new window goes names its session too.
+        assert_eq!(hidden("session", "private:7").as_deref(), Some(missing));
         assert_eq!(hidden("pane", "agent-1:0.0"), None);
         // Ids are checked against the pane list instead.
         assert_eq!(hidden("pane", "%3"), None);

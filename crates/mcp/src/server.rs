@@ -172,8 +172,8 @@ impl TermpilotServer {
             .map_err(ToolError::Refused)?;
         let spec = catalog::find(name)
             .ok_or_else(|| ToolError::Refused(format!("unknown tool: {name}")))?;
-        oversight::admit(self, spec, &arguments, call).await?;
-        (spec.handler)(self, arguments, call).await
+        let permit = oversight::admit(self, spec, &arguments, call).await?;
+        permit.scope((spec.handler)(self, arguments, call)).await
     }
 }
 

@@ -148,9 +148,11 @@ fn hosts_of_list(list: &str) -> Result<Vec<HostSpec>, String> {
 /// A person in the loop: approvals, the audit log and scopes (`serve`).
 #[derive(Debug, Clone, Args)]
 pub struct PersonArgs {
-    /// Ask the person (through MCP elicitation) before typing text that matches
-    /// REGEX into a pane; `enter` counts as a newline (repeatable;
-    /// TERMPILOT_CONFIRM holds one pattern per line).
+    /// Ask the person (through MCP elicitation) before input would submit, or
+    /// leave typed, a pane line matching REGEX, however it is typed (text, key
+    /// names, pastes, over several calls), or a new pane would start with a
+    /// matching command; a line is tried with and without its newline
+    /// (repeatable; TERMPILOT_CONFIRM holds one pattern per line).
     #[arg(
         long = "confirm",
         env = "TERMPILOT_CONFIRM",

@@ -104,6 +104,8 @@ struct Sendable {
     pane: PaneId,
     commands: Vec<Command>,
     typed: Option<String>,
+    /// The bytes the terminal gets, for the input gate.
+    bytes: Vec<u8>,
 }
 
 impl Engine {
@@ -126,6 +128,7 @@ impl Engine {
             .collect();
         let mut prepared = self.prepare(ops);
         self.refuse_blocked(&mut prepared).await;
+        self.refuse_ungated(&mut prepared);
         let mut rest = &prepared[..];
         while let Some(first) = rest.first() {
             if cancel.is_cancelled() {
@@ -199,8 +202,12 @@ impl Engine {
     fn sendable(&self, op: &BatchOp) -> Result<Sendable> {
         let pane = op.pane.clone()?;
         self.refuse_own_pane(pane, "type into")?;
-        let (commands, typed) = match &op.keys {
-            Keystrokes::Type(input) => (input_commands(pane, input), input.text.clone()),
+        let (commands, typed, bytes) = match &op.keys {
+            Keystrokes::Type(input) => (
+                input_commands(pane, input),
+                input.text.clone(),
+                crate::gate::input_bytes(input),
+            ),
             Keystrokes::Paste {
                 text,
                 bracketed,
@@ -210,6 +217,7 @@ impl Engine {
                 (
                     paste_commands(pane, &buffer, text, *bracketed, *enter)?,
                     Some(text.clone()),
+                    crate::gate::paste_bytes(text, *enter),
                 )
             }
         };
@@ -217,6 +225,7 @@ impl Engine {
             pane,
             commands,
             typed,
+            bytes,
         })
     }
 
@@ -237,6 +246,18 @@ impl Engine {
             };
             if let Some((_, error)) = blocked.iter().find(|(blocked, _)| *blocked == pane) {
                 op.send = Err(error.clone());
+            }
+        }
+    }
+
+    /// Passes each operation's bytes through the input gate, in order:
+    /// one the gate refuses fails in its place.
+    fn refuse_ungated(&self, prepared: &mut [Prepared]) {
+        for op in prepared {
+            if let Ok(send) = &op.send
+                && let Err(error) = self.gate_input(send.pane, &send.bytes)
+            {
+                op.send = Err(error);
             }
         }
     }

@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     server: Mutex<Option<ServerFacts>>,
     /// Commands `run_command` left running after a timeout.
     pub(crate) running: Mutex<crate::shell::RunningCommands>,
+    /// The line typed into each pane, judged before input goes out.
+    pub(crate) gate: crate::gate::Gate,
     /// Identifies the tmux server instance behind cursors (its pid).
     epoch: AtomicU32,
     next_client: AtomicU64,
@@ -286,6 +288,7 @@ impl Engine {
             quiet_wanted: AtomicBool::new(false),
             server: Mutex::new(None),
             running: Mutex::new(Default::default()),
+            gate: Default::default(),
             epoch: AtomicU32::new(0),
             next_client: AtomicU64::new(1),
             sessions_dirty: AtomicBool::new(false),

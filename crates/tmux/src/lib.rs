@@ -18,6 +18,8 @@
 //!   clean, with `run_command`'s wrappers shown as the command lines typed.
 //! - `batch`: many keystroke operations as pipelined chains, and pipelines
 //!   of steps (keystrokes, waits, captures, commands) with typed outcomes.
+//! - [`gate`]: the input gate every typed byte and new pane's command
+//!   passes: the line each pane holds, judged before it is submitted.
 //! - `wait`: waiting for text or quiet in a pane's journal.
 //! - `cursor`: [`Cursor`]s, the positions in a pane's output handed out and
 //!   taken back, checked against their pane and tmux server.
@@ -53,6 +55,7 @@ mod cursor;
 mod engine;
 mod error;
 mod format;
+pub mod gate;
 pub mod hosts;
 pub mod input_state;
 mod ops;

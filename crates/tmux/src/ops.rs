@@ -392,6 +392,7 @@ impl Engine {
             &options.env,
             options.command.as_deref(),
         )?;
+        self.gate_spawn(options.command.as_deref(), &options.env)?;
         let (dw, dh) = self.config().default_size;
         let mut args: Vec<OsString> = vec![
             "new-session".into(),
@@ -440,6 +441,7 @@ impl Engine {
             &options.env,
             options.command.as_deref(),
         )?;
+        self.gate_spawn(options.command.as_deref(), &options.env)?;
         let slot = self.pin_slot(slot).await?;
         let mut command = Command::new("new-window")
             .flag("-d")
@@ -473,6 +475,7 @@ impl Engine {
             &options.env,
             options.command.as_deref(),
         )?;
+        self.gate_spawn(options.command.as_deref(), &options.env)?;
         let pane = self.resolve_pane(&options.target).await?;
         let mut command = Command::new("split-window")
             .flag("-d")
@@ -571,6 +574,7 @@ impl Engine {
     pub async fn send_input(&self, pane: PaneId, input: &Input) -> Result<Cursor> {
         self.refuse_own_pane(pane, "type into")?;
         self.refuse_held(&[pane]).await?;
+        self.gate_input(pane, &crate::gate::input_bytes(input))?;
         let cursor = self.run_for_pane(pane, input_commands(pane, input)).await?;
         if let Some(text) = &input.text {
             self.shared.panes.record_typed(pane, cursor, text);
@@ -584,6 +588,7 @@ impl Engine {
     pub async fn send_secret(&self, pane: PaneId, input: &Input) -> Result<Cursor> {
         self.refuse_own_pane(pane, "type into")?;
         self.refuse_held(&[pane]).await?;
+        self.gate_secret(pane, input)?;
         let cursor = self.run_for_pane(pane, input_commands(pane, input)).await?;
         Ok(self.cursor(pane, cursor))
     }
@@ -602,6 +607,7 @@ impl Engine {
         self.refuse_held(&[pane]).await?;
         let buffer = self.buffer_name();
         let commands = paste_commands(pane, &buffer, text, bracketed, enter)?;
+        self.gate_input(pane, &crate::gate::paste_bytes(text, enter))?;
         let cursor = self.run_for_pane(pane, commands).await?;
         self.shared.panes.record_typed(pane, cursor, text);
         Ok(self.cursor(pane, cursor))
@@ -791,6 +797,7 @@ impl Engine {
     fn forget(&self, killed: &Killed) {
         for &pane in &killed.panes {
             self.shared.panes.remove(pane);
+            self.shared.gate.forget(pane);
         }
     }
 }

@@ -90,10 +90,17 @@ impl Tool for SendKeys {
         sent(&pane.host, pane.id, cursor).done()
     }
 
+    /// Text, keys and Enter as the bytes the terminal gets: key names
+    /// and hex keys spell input as text does.
     fn typed(arguments: &Value) -> Vec<Piece> {
-        let text = Piece::field(arguments, "text");
-        let enter = Piece::flag(arguments, "enter").unwrap_or(!text.is_empty());
-        Piece::of(arguments, text, enter)
+        let Ok(params) = SendKeysParams::deserialize(arguments) else {
+            return Vec::new();
+        };
+        match checked_input(&params, "") {
+            Ok(input) => Piece::keys(&params.pane, termpilot_tmux::gate::input_bytes(&input)),
+            // Refused before anything is typed.
+            Err(_) => Vec::new(),
+        }
     }
 }
 
@@ -182,7 +189,10 @@ impl Tool for PasteText {
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {
-        let enter = Piece::flag(arguments, "enter").unwrap_or(false);
-        Piece::of(arguments, Piece::field(arguments, "text"), enter)
+        let Ok(params) = PasteTextParams::deserialize(arguments) else {
+            return Vec::new();
+        };
+        let bytes = termpilot_tmux::gate::paste_bytes(&params.text, params.enter);
+        Piece::keys(&params.pane, bytes)
     }
 }

@@ -8,6 +8,7 @@ use termpilot_tmux::{Created, Killed, NewSession, NewWindow, Split, SplitDirecti
 
 use super::input::refuse_nul;
 use crate::address::{self, Host};
+use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::scope::Scope;
@@ -157,6 +158,18 @@ impl Tool for CreateSession {
         let name = arguments.get("name").and_then(serde_json::Value::as_str);
         scope.check_new_session(name)
     }
+
+    fn typed(arguments: &serde_json::Value) -> Vec<Piece> {
+        let Ok(params) = CreateSessionParams::deserialize(arguments) else {
+            return Vec::new();
+        };
+        let place = params.host.as_deref().unwrap_or_default();
+        Piece::spawn(
+            place,
+            params.command.as_deref(),
+            params.env.iter().flatten(),
+        )
+    }
 }
 
 /// `create_window`.
@@ -210,6 +223,14 @@ impl Tool for CreateWindow {
             env,
         };
         created(&on.host, on.engine.create_window(&options).await)
+    }
+
+    fn typed(arguments: &serde_json::Value) -> Vec<Piece> {
+        let Ok(params) = CreateWindowParams::deserialize(arguments) else {
+            return Vec::new();
+        };
+        let env = params.env.iter().flatten();
+        Piece::spawn(&params.session, params.command.as_deref(), env)
     }
 }
 
@@ -282,6 +303,14 @@ impl Tool for SplitPane {
             env,
         };
         created(&on.host, on.engine.split_pane(&options).await)
+    }
+
+    fn typed(arguments: &serde_json::Value) -> Vec<Piece> {
+        let Ok(params) = SplitPaneParams::deserialize(arguments) else {
+            return Vec::new();
+        };
+        let env = params.env.iter().flatten();
+        Piece::spawn(&params.pane, params.command.as_deref(), env)
     }
 }
 

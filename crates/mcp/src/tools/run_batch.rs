@@ -195,10 +195,14 @@ impl Tool for RunBatch {
         run_batch(server, params, call).await
     }
 
+    /// Each step's pieces, from its arguments as its tool takes them.
     fn typed(arguments: &Value) -> Vec<Piece> {
         steps(arguments)
             .flat_map(|(_, op, step)| {
-                catalog::find(op).map_or_else(Vec::new, |spec| (spec.typed)(step))
+                let mut fields = step.as_object().cloned().unwrap_or_default();
+                fields.remove("op");
+                let step = Value::Object(fields);
+                catalog::find(op).map_or_else(Vec::new, |spec| (spec.typed)(&step))
             })
             .collect()
     }
