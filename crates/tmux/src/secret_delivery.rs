@@ -1,0 +1,353 @@
+//! Typing a secret into a pane so that it leaves no trace on the way.
+//!
+//! `send-keys -l VALUE` would put the value in a command line, and tmux
+//! keeps every command a client sends in its message log, which any pane
+//! reads with `tmux show-messages` (it has `$TMUX`); a debug log turned on
+//! later (`SIGUSR2` to the server) would write the lines too. A paste
+//! buffer is listed by `tmux list-buffers` while it exists. So the value
+//! takes another way, the same on every host:
+//!
+//! 1. A script run on the server's machine (`Transport::shell_fed`) gets
+//!    the value on its standard input and writes it to a file it creates,
+//!    mode 0600, in a directory of its own (0700) under a memory file
+//!    system where one exists (`$XDG_RUNTIME_DIR`, `/dev/shm`). Only the
+//!    directory's random name is in its command line.
+//! 2. `pipe-pane -I` makes the tmux server run a command whose output is
+//!    the pane's input: it opens the file, removes the directory, and
+//!    copies the file into the pane. The command line names only the path.
+//! 3. Once the pipe has closed (`#{pane_pipe}` is 0), everything read has
+//!    been written to the pane; then Enter follows, and the directory is
+//!    removed again in case the command never ran.
+//!
+//! A secret may be bound to programs (`Recipients`): then every process of
+//! the terminal's foreground group must be one of them, judged by its
+//! executable in `/proc` (where the pane runs) just before the pipe opens.
+
+use std::time::Duration;
+
+use termpilot_control::{Command, PaneId};
+
+use crate::cursor::Cursor;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::format::tmux_format;
+use crate::procfs::{Fd, Procfs};
+use crate::transport::shell_quote;
+
+tmux_format! {
+    /// What delivery needs to know about a pane.
+    struct PipeRow {
+        id: Option<PaneId> = "pane_id",
+        pid: Option<u32> = "pane_pid",
+        tty: String = "pane_tty",
+        piped: bool = "pane_pipe",
+    }
+}
+
+/// How long writing the value on the server's machine may take (an ssh
+/// round trip on a loaded host).
+const FEED_LIMIT: Duration = Duration::from_secs(20);
+
+/// How long the pipe may take to copy the value into the pane.
+const PIPE_LIMIT: Duration = Duration::from_secs(10);
+
+/// How often the pipe is asked whether it has closed.
+const PIPE_POLL: Duration = Duration::from_millis(10);
+
+/// The programs a secret may be typed into: names (`sudo`, matched against
+/// the executable's file name) or absolute paths (`/usr/bin/sudo`, matched
+/// against the whole path). Empty: any program.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recipients(pub Vec<String>);
+
+/// One process of the foreground group, as judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Reader {
+    /// Its name (`/proc/PID/comm`).
+    name: String,
+    /// Its executable; `None` when `/proc` hides it (another user's
+    /// process, such as a set-user-id `sudo`).
+    exe: Option<String>,
+}
+
+impl Reader {
+    /// How a refusal names it.
+    fn shown(&self) -> String {
+        match &self.exe {
+            Some(exe) => exe.clone(),
+            None => format!("{} (another user's process)", self.name),
+        }
+    }
+}
+
+impl Recipients {
+    /// Whether `reader` may receive the secret. A process whose executable
+    /// is hidden is judged by its name, which only its own user (not the
+    /// agent's) can change.
+    fn admits(&self, reader: &Reader) -> bool {
+        self.0.iter().any(|allowed| {
+            let by_path = allowed.starts_with('/');
+            match &reader.exe {
+                Some(exe) if by_path => exe == allowed,
+                Some(exe) => file_name(exe) == allowed,
+                None => file_name(allowed) == reader.name,
+            }
+        })
+    }
+
+    /// Why the group may not receive the secret, if it may not.
+    fn refusal(&self, group: &[Reader]) -> Option<String> {
+        if self.0.is_empty() {
+            return None;
+        }
+        if group.is_empty() {
+            return Some("its foreground program cannot be read".into());
+        }
+        let refused: Vec<String> = (group.iter())
+            .filter(|reader| !self.admits(reader))
+            .map(Reader::shown)
+            .collect();
+        (!refused.is_empty()).then(|| {
+            format!(
+                "{} runs in its foreground, and the secret may be typed only into {}",
+                refused.join(", "),
+                self.0.join(", ")
+            )
+        })
+    }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+impl Engine {
+    /// Types `value` into a pane, then Enter if `enter`, leaving no copy of
+    /// it in tmux (message log, buffers), in a command line or on disk (see
+    /// the module documentation); refuses a pane whose foreground programs
+    /// `recipients` does not admit. Returns the cursor from before it.
+    pub async fn send_secret(
+        &self,
+        pane: PaneId,
+        value: &str,
+        enter: bool,
+        recipients: &Recipients,
+    ) -> Result<Cursor> {
+        self.refuse_own_pane(pane, "type into")?;
+        self.refuse_held(&[pane]).await?;
+        let row = self.pipe_row(pane).await?;
+        if row.piped {
+            return Err(Error::InvalidArgument(format!(
+                "{pane} has a pipe-pane open, and termpilot types a secret through one of its \
+                 own; close it first (tmux pipe-pane -t {pane}). Nothing was typed."
+            )));
+        }
+        let dir = self.feed(value).await?;
+        let typed = self.pipe_in(pane, &row, &dir, recipients).await;
+        let removed = format!("rm -rf -- {}", shell_quote(&dir));
+        if let Err(error) = self.shared.transport.shell(&removed).await {
+            tracing::warn!(%error, "cannot remove the secret's directory");
+        }
+        let cursor = typed?;
+        if enter {
+            let key = Command::new("send-keys").opt("-t", pane.to_string());
+            self.run_for_pane(pane, vec![key.arg("Enter")]).await?;
+        }
+        Ok(self.cursor(pane, cursor))
+    }
+
+    async fn pipe_row(&self, pane: PaneId) -> Result<PipeRow> {
+        let query = Command::new("display-message")
+            .flag("-p")
+            .opt("-t", pane.to_string())
+            .arg(PipeRow::FORMAT);
+        let reply = self.command(query).await?;
+        let row = PipeRow::parse_first("display-message", &reply)?;
+        match row.id == Some(pane) {
+            true => Ok(row),
+            false => Err(Error::InvalidArgument(format!("pane {pane} is gone"))),
+        }
+    }
+
+    /// Writes `value` to a new file on the server's machine; returns its
+    /// directory.
+    async fn feed(&self, value: &str) -> Result<String> {
+        let script = feed_script(&random_hex());
+        let input = value.as_bytes().to_vec();
+        let fed = tokio::time::timeout(FEED_LIMIT, self.shared.transport.shell_fed(&script, input));
+        let ran = fed
+            .await
+            .map_err(|_| cannot_deliver("writing it on the server's machine timed out"))??;
+        let dir = ran.stdout.trim();
+        if !ran.success || !dir.starts_with('/') {
+            return Err(cannot_deliver(&format!(
+                "cannot write it on the server's machine: {}",
+                ran.stderr
+            )));
+        }
+        Ok(dir.to_owned())
+    }
+
+    /// Checks the recipients, then copies the file in `dir` into the pane
+    /// through `pipe-pane -I`; returns the journal offset from before.
+    async fn pipe_in(
+        &self,
+        pane: PaneId,
+        row: &PipeRow,
+        dir: &str,
+        recipients: &Recipients,
+    ) -> Result<u64> {
+        if !recipients.0.is_empty() {
+            let group = self.foreground_readers(row).await;
+            if let Some(why) = recipients.refusal(&group) {
+                return Err(Error::InvalidArgument(format!(
+                    "refusing to type the secret into {pane}: {why}. Nothing was typed."
+                )));
+            }
+        }
+        let file = shell_quote(&format!("{dir}/s"));
+        let dir = shell_quote(dir);
+        let copy = format!("exec 3<{file} && rm -rf -- {dir} && exec cat <&3");
+        let pipe = Command::new("pipe-pane")
+            .flag("-I")
+            .opt("-t", pane.to_string())
+            .arg(termpilot_control::escape_format(&copy));
+        let before = self.run_for_pane(pane, vec![pipe]).await?;
+        let closed = async {
+            while self.pipe_row(pane).await?.piped {
+                tokio::time::sleep(PIPE_POLL).await;
+            }
+            Ok::<(), Error>(())
+        };
+        match tokio::time::timeout(PIPE_LIMIT, closed).await {
+            Ok(closed) => closed.map(|()| before),
+            Err(_) => {
+                let close = Command::new("pipe-pane").opt("-t", pane.to_string());
+                let _ = self.command(close).await;
+                Err(cannot_deliver("the pipe into the pane did not finish"))
+            }
+        }
+    }
+
+    /// The processes of the pane's foreground group, read where it runs.
+    async fn foreground_readers(&self, row: &PipeRow) -> Vec<Reader> {
+        let Some(pid) = row.pid else {
+            return Vec::new();
+        };
+        let fs = self.procfs(pid, &row.tty).await;
+        readers(fs.as_ref(), pid)
+    }
+}
+
+/// The foreground group of the terminal whose first process is `pane_pid`.
+fn readers(fs: &dyn Procfs, pane_pid: u32) -> Vec<Reader> {
+    let pids = crate::shell::foreground::foreground_pids(fs, pane_pid).unwrap_or_default();
+    (pids.into_iter())
+        .filter_map(|pid| {
+            let name = fs.text(pid, "comm")?.trim().to_owned();
+            let exe = match fs.exe(pid) {
+                Fd::Target(exe) => Some(exe),
+                Fd::Hidden => None,
+                Fd::Absent => return None,
+            };
+            Some(Reader { name, exe })
+        })
+        .collect()
+}
+
+/// The script that writes its standard input to `DIR/s` and prints `DIR`,
+/// a new directory named `termpilot-secret-ID` under the first of
+/// `$XDG_RUNTIME_DIR`, `/dev/shm`, `$TMPDIR`, `/tmp` it can write to.
+fn feed_script(id: &str) -> String {
+    format!(
+        r#"umask 077
+for base in "${{XDG_RUNTIME_DIR:-}}" /dev/shm "${{TMPDIR:-/tmp}}" /tmp; do
+  [ -n "$base" ] && [ -d "$base" ] && [ -w "$base" ] || continue
+  dir="$base/termpilot-secret-{id}"
+  mkdir "$dir" 2>/dev/null || continue
+  if cat > "$dir/s"; then printf '%s\n' "$dir"; exit 0; fi
+  rm -rf -- "$dir"; exit 1
+done
+echo "no directory to write in" >&2
+exit 1
+"#
+    )
+}
+
+/// 32 hex digits from the system's random source (the time and pid when
+/// it cannot be read: the name only has to be new, `mkdir` checks that).
+fn random_hex() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (nanos ^ u128::from(std::process::id())).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn cannot_deliver(why: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "the secret could not be typed ({why}); nothing is left behind"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reader(name: &str, exe: Option<&str>) -> Reader {
+        Reader {
+            name: name.into(),
+            exe: exe.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn recipients_judge_by_executable() {
+        let bound = Recipients(vec!["sudo".into(), "/usr/bin/python3".into()]);
+        assert!(bound.admits(&reader("sudo", Some("/usr/bin/sudo"))));
+        assert!(bound.admits(&reader("python3", Some("/usr/bin/python3"))));
+        // A renamed process is judged by what it runs.
+        assert!(!bound.admits(&reader("sudo", Some("/usr/bin/cat"))));
+        assert!(!bound.admits(&reader("python3", Some("/tmp/python3"))));
+        // Another user's process, by its name.
+        assert!(bound.admits(&reader("sudo", None)));
+        assert!(!bound.admits(&reader("cat", None)));
+        let refusal = bound
+            .refusal(&[reader("bash", Some("/usr/bin/bash"))])
+            .expect("refused");
+        assert!(refusal.contains("/usr/bin/bash runs"), "{refusal}");
+        assert!(refusal.contains("sudo, /usr/bin/python3"), "{refusal}");
+        assert!(bound.refusal(&[]).is_some());
+        assert_eq!(Recipients::default().refusal(&[]), None);
+    }
+
+    #[test]
+    fn the_feed_script_leaves_a_private_file() {
+        let id = random_hex();
+        assert_eq!(id.len(), 32);
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &feed_script(&id)])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh runs");
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"hunter2").unwrap();
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        let dir = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+        assert!(dir.ends_with(&format!("termpilot-secret-{id}")), "{dir}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &str| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&format!("{dir}/s")), 0o600);
+        assert_eq!(std::fs::read(format!("{dir}/s")).unwrap(), b"hunter2");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
