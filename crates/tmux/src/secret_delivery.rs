@@ -20,8 +20,9 @@
 //!    removed again in case the command never ran.
 //!
 //! A secret may be bound to programs (`Recipients`): then every process of
-//! the terminal's foreground group must be one of them, judged by its
-//! executable in `/proc` (where the pane runs) just before the pipe opens.
+//! the terminal's foreground group that reads it must be one of them,
+//! judged by its executable in `/proc` (where the pane runs) just before
+//! the pipe opens.
 
 use std::time::Duration;
 
@@ -89,7 +90,7 @@ impl Recipients {
             let by_path = allowed.starts_with('/');
             match &reader.exe {
                 Some(exe) if by_path => exe == allowed,
-                Some(exe) => file_name(exe) == allowed,
+                Some(exe) => names(file_name(exe), allowed),
                 None => file_name(allowed) == reader.name,
             }
         })
@@ -114,6 +115,23 @@ impl Recipients {
                 self.0.join(", ")
             )
         })
+    }
+}
+
+/// Whether an executable's file name is `allowed`, or `allowed` and a
+/// version (`python3.11` for `python3`, as `/proc` shows the target of the
+/// `python3` link).
+fn names(file: &str, allowed: &str) -> bool {
+    match file.strip_prefix(allowed) {
+        Some("") => true,
+        Some(version) => {
+            version.starts_with(['.', '-'])
+                && version.len() > 1
+                && version[1..]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b == b'.')
+        }
+        None => false,
     }
 }
 
@@ -235,22 +253,33 @@ impl Engine {
             return Vec::new();
         };
         let fs = self.procfs(pid, &row.tty).await;
-        readers(fs.as_ref(), pid)
+        readers(fs.as_ref(), pid, &row.tty)
     }
 }
 
-/// The foreground group of the terminal whose first process is `pane_pid`.
-fn readers(fs: &dyn Procfs, pane_pid: u32) -> Vec<Reader> {
-    let pids = crate::shell::foreground::foreground_pids(fs, pane_pid).unwrap_or_default();
+/// The processes of the foreground group of the terminal `tty` (whose
+/// first process is `pane_pid`) that read it now, or whose reading `/proc`
+/// hides (another user's). One waiting for its child (a shell running the
+/// reader) is not judged: the reader, blocked in its read, takes the line
+/// first.
+fn readers(fs: &dyn Procfs, pane_pid: u32, tty: &str) -> Vec<Reader> {
+    use crate::shell::foreground::{foreground_pids, process};
+    let pids = foreground_pids(fs, pane_pid).unwrap_or_default();
     (pids.into_iter())
         .filter_map(|pid| {
-            let name = fs.text(pid, "comm")?.trim().to_owned();
+            let facts = process(fs, pid, tty)?;
+            if !facts.hidden && !crate::input_state::waits_for_keys(&facts) {
+                return None;
+            }
             let exe = match fs.exe(pid) {
                 Fd::Target(exe) => Some(exe),
                 Fd::Hidden => None,
                 Fd::Absent => return None,
             };
-            Some(Reader { name, exe })
+            Some(Reader {
+                name: facts.name,
+                exe,
+            })
         })
         .collect()
 }
@@ -311,6 +340,12 @@ mod tests {
         let bound = Recipients(vec!["sudo".into(), "/usr/bin/python3".into()]);
         assert!(bound.admits(&reader("sudo", Some("/usr/bin/sudo"))));
         assert!(bound.admits(&reader("python3", Some("/usr/bin/python3"))));
+        let by_name = Recipients(vec!["python3".into()]);
+        assert!(by_name.admits(&reader("python3", Some("/usr/bin/python3.11"))));
+        assert!(!by_name.admits(&reader("python3", Some("/usr/bin/python3x"))));
+        assert!(!by_name.admits(&reader("python3", Some("/usr/bin/python3."))));
+        let python = Recipients(vec!["python".into()]);
+        assert!(!python.admits(&reader("python3", Some("/usr/bin/python3"))));
         // A renamed process is judged by what it runs.
         assert!(!bound.admits(&reader("sudo", Some("/usr/bin/cat"))));
         assert!(!bound.admits(&reader("python3", Some("/tmp/python3"))));

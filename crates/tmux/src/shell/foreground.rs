@@ -88,7 +88,7 @@ fn stat(fs: &dyn Procfs, pid: u32) -> Option<Stat> {
     Some(Stat { state, group })
 }
 
-pub(super) fn process(fs: &dyn Procfs, pid: u32, tty: &str) -> Option<ProcessFacts> {
+pub(crate) fn process(fs: &dyn Procfs, pid: u32, tty: &str) -> Option<ProcessFacts> {
     let state = stat(fs, pid)?.state;
     let stdin = fs.fd_target(pid, 0);
     Some(ProcessFacts {
