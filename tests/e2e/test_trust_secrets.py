@@ -216,7 +216,9 @@ GETPASS = (
 )
 
 
-def test_a_bound_secret_goes_only_to_its_programs(tp: Termpilot, tmp_path: Path) -> None:
+@pytest.mark.parametrize("host", ["local", "ssh"])
+def test_a_bound_secret_goes_only_to_its_programs(tp: Termpilot, tmp_path: Path, maybe_sshd: Any, host: str) -> None:
+    extra, _ = far_host(host, maybe_sshd)
     stolen = tmp_path / "stolen"
     stolen.write_text("")
     s = shlex.quote(str(stolen))
@@ -227,15 +229,16 @@ def test_a_bound_secret_goes_only_to_its_programs(tp: Termpilot, tmp_path: Path)
 
     async def body(client: Client) -> None:
         for program, command in attempts.items():
-            pane = await hidden_prompt(client, "local", f"thief-{program}", command)
+            pane = await hidden_prompt(client, host, f"thief-{program}", command)
             refused = await client.err("type_secret", {"pane": pane, "name": NAME})
             assert "refusing to type the secret" in refused, refused
             assert f"/{program} runs in its foreground" in refused, refused
             assert "only into python3" in refused and VALUE not in refused, refused
-        pane = await hidden_prompt(client, "local", "allowed", f"bash --norc --noprofile -c {shlex.quote(GETPASS)}")
+        getpass = f"bash --norc --noprofile -c {shlex.quote(GETPASS)}"
+        pane = await hidden_prompt(client, host, "allowed", getpass)
         typed = await client.ok("type_secret", {"pane": pane, "name": NAME})
         await shows(client, pane, received(VALUE), typed["cursor"])
 
-    tp.run(body, env=ENV, extra_args=["--secret", f"{NAME}=env:{VARIABLE};for=python3"])
+    tp.run(body, env=ENV, extra_args=[*extra, "--secret", f"{NAME}=env:{VARIABLE};for=python3"])
     assert stolen.read_text() == "", "a refused program got the secret"
     assert not leftovers(), leftovers()
