@@ -33,7 +33,7 @@ pub(crate) trait Procfs: Send + Sync {
     }
 }
 
-/// Where a descriptor points, if it may be read.
+/// Where a descriptor (or `/proc/PID/exe`) points, if it may be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Fd {
     /// Its target.
