@@ -16,8 +16,10 @@
 //!    the pane's input: it opens the file, removes the directory, and
 //!    copies the file into the pane. The command line names only the path.
 //! 3. Once the pipe has closed (`#{pane_pipe}` is 0), everything read has
-//!    been written to the pane; then Enter follows, and the directory is
-//!    removed again in case the command never ran.
+//!    been written to the pane. The directory is removed again in case the
+//!    command never ran (then nothing was typed: the call fails, without
+//!    the Enter that would answer the prompt with an empty line); else
+//!    Enter follows.
 //!
 //! A secret may be bound to programs (`Recipients`): then every process of
 //! the terminal's foreground group that reads it must be one of them,
@@ -162,16 +164,32 @@ impl Engine {
         }
         let dir = self.feed(value).await?;
         let typed = self.pipe_in(pane, &row, &dir, recipients).await;
-        let removed = format!("rm -rf -- {}", shell_quote(&dir));
-        if let Err(error) = self.shared.transport.shell(&removed).await {
-            tracing::warn!(%error, "cannot remove the secret's directory");
-        }
+        let left_behind = self.remove(&dir).await;
         let cursor = typed?;
+        if left_behind {
+            // The copy never opened the file: the pane got nothing, and
+            // Enter would answer the prompt with an empty line.
+            return Err(cannot_deliver("tmux did not run the copy into the pane"));
+        }
         if enter {
             let key = Command::new("send-keys").opt("-t", pane.to_string());
             self.run_for_pane(pane, vec![key.arg("Enter")]).await?;
         }
         Ok(self.cursor(pane, cursor))
+    }
+
+    /// Removes the directory `dir` (the copy into the pane removes it as
+    /// soon as it has opened the file); returns whether it was still there.
+    async fn remove(&self, dir: &str) -> bool {
+        let dir = shell_quote(dir);
+        let script = format!("if [ -e {dir} ]; then rm -rf -- {dir}; echo left; fi");
+        match self.shared.transport.shell(&script).await {
+            Ok(ran) => ran.stdout.trim() == "left",
+            Err(error) => {
+                tracing::warn!(%error, "cannot remove the secret's directory");
+                true
+            }
+        }
     }
 
     async fn pipe_row(&self, pane: PaneId) -> Result<PipeRow> {
