@@ -234,11 +234,21 @@ def test_a_bound_secret_goes_only_to_its_programs(tp: Termpilot, tmp_path: Path,
             assert "refusing to type the secret" in refused, refused
             assert f"/{program} runs in its foreground" in refused, refused
             assert "only into python3" in refused and VALUE not in refused, refused
-        getpass = f"bash --norc --noprofile -c {shlex.quote(GETPASS)}"
-        pane = await hidden_prompt(client, host, "allowed", getpass)
-        typed = await client.ok("type_secret", {"pane": pane, "name": NAME})
-        await shows(client, pane, received(VALUE), typed["cursor"])
+        for name, python in ((NAME, "python3"), ("by_path", python3)):
+            getpass = f"bash --norc --noprofile -c {shlex.quote(python + GETPASS.removeprefix('python3'))}"
+            pane = await hidden_prompt(client, host, f"allowed-{name}", getpass)
+            typed = await client.ok("type_secret", {"pane": pane, "name": name})
+            await shows(client, pane, received(VALUE), typed["cursor"])
 
-    tp.run(body, env=ENV, extra_args=[*extra, "--secret", f"{NAME}=env:{VARIABLE};for=python3"])
+    # By name, and by the path of the link that names it (python3 -> python3.X).
+    python3 = "/usr/bin/python3"
+    if not os.path.exists(python3):
+        pytest.skip(f"{python3} is not installed")
+    secrets = [f"{NAME}=env:{VARIABLE};for=python3", f"by_path=env:{VARIABLE};for={python3}"]
+    if host == "ssh":
+        # On another host a path is compared as /proc shows it (links resolved).
+        secrets[1] = f"by_path=env:{VARIABLE};for={os.path.realpath(python3)}"
+    args = [*extra, *(arg for secret in secrets for arg in ("--secret", secret))]
+    tp.run(body, env=ENV, extra_args=args)
     assert stolen.read_text() == "", "a refused program got the secret"
     assert not leftovers(), leftovers()

@@ -98,6 +98,22 @@ impl Recipients {
         })
     }
 
+    /// These recipients with each absolute path on this machine also
+    /// given as the file it names, links resolved (`/usr/bin/python3` as
+    /// `/usr/bin/python3.11`), as `/proc/PID/exe` shows executables.
+    fn resolved(&self) -> Recipients {
+        let mut programs = self.0.clone();
+        for path in self.0.iter().filter(|p| p.starts_with('/')) {
+            if let Ok(real) = std::fs::canonicalize(path)
+                && let Some(real) = real.to_str()
+                && !programs.iter().any(|p| p == real)
+            {
+                programs.push(real.to_owned());
+            }
+        }
+        Recipients(programs)
+    }
+
     /// Why the group may not receive the secret, if it may not.
     fn refusal(&self, group: &[Reader]) -> Option<String> {
         if self.0.is_empty() {
@@ -235,6 +251,14 @@ impl Engine {
     ) -> Result<u64> {
         if !recipients.0.is_empty() {
             let group = self.foreground_readers(row).await;
+            let resolved;
+            let recipients = match self.panes_are_local() {
+                true => {
+                    resolved = recipients.resolved();
+                    &resolved
+                }
+                false => recipients,
+            };
             if let Some(why) = recipients.refusal(&group) {
                 return Err(Error::InvalidArgument(format!(
                     "refusing to type the secret into {pane}: {why}. Nothing was typed."
@@ -376,6 +400,10 @@ mod tests {
         assert!(refusal.contains("/usr/bin/bash runs"), "{refusal}");
         assert!(refusal.contains("sudo, /usr/bin/python3"), "{refusal}");
         assert!(bound.refusal(&[]).is_some());
+        // A link on this machine also admits what it names.
+        let sh = std::fs::canonicalize("/bin/sh").unwrap();
+        let by_link = Recipients(vec!["/bin/sh".into()]).resolved();
+        assert!(by_link.admits(&reader("sh", Some(sh.to_str().unwrap()))));
         assert_eq!(Recipients::default().refusal(&[]), None);
     }
 
