@@ -224,20 +224,25 @@ impl Engine {
     /// Writes `value` to a new file on the server's machine; returns its
     /// directory.
     async fn feed(&self, value: &str) -> Result<String> {
-        let script = feed_script(&random_hex());
+        let id = random_hex();
         let input = value.as_bytes().to_vec();
-        let fed = tokio::time::timeout(FEED_LIMIT, self.shared.transport.shell_fed(&script, input));
-        let ran = fed
-            .await
-            .map_err(|_| cannot_deliver("writing it on the server's machine timed out"))??;
-        let dir = ran.stdout.trim();
-        if !ran.success || !dir.starts_with('/') {
-            return Err(cannot_deliver(&format!(
-                "cannot write it on the server's machine: {}",
-                ran.stderr
-            )));
-        }
-        Ok(dir.to_owned())
+        let fed = tokio::time::timeout(
+            FEED_LIMIT,
+            self.shared.transport.shell_fed(&feed_script(&id), input),
+        );
+        let why = match fed.await {
+            Ok(Ok(ran)) => match written_dir(&ran.stdout, value.len()) {
+                Some(dir) if ran.success => return Ok(dir.to_owned()),
+                // An exec prefix without `-i` passes no input: an empty
+                // file must not be typed as the secret.
+                _ => format!("cannot write it on the server's machine: {}", ran.stderr),
+            },
+            Ok(Err(error)) => error.to_string(),
+            Err(_) => "writing it on the server's machine timed out".to_owned(),
+        };
+        let forget = format!("rm -rf -- {}", feed_dirs(&id));
+        let _ = self.shared.transport.shell(&forget).await;
+        Err(cannot_deliver(&why))
     }
 
     /// Checks the recipients, then copies the file in `dir` into the pane
@@ -326,23 +331,50 @@ fn readers(fs: &dyn Procfs, pane_pid: u32, tty: &str) -> Vec<Reader> {
         .collect()
 }
 
-/// The script that writes its standard input to `DIR/s` and prints `DIR`,
-/// a new directory named `termpilot-secret-ID` under the first of
-/// `$XDG_RUNTIME_DIR`, `/dev/shm`, `$TMPDIR`, `/tmp` it can write to.
+/// The bases a secret's directory may be made in, in order, as shell words.
+const FEED_BASES: [&str; 4] = [
+    r#""${XDG_RUNTIME_DIR:-}""#,
+    "/dev/shm",
+    r#""${TMPDIR:-/tmp}""#,
+    "/tmp",
+];
+
+/// The script that writes its standard input to `DIR/s` and prints the
+/// size written, then `DIR`: a new directory named `termpilot-secret-ID`
+/// under the first of [`FEED_BASES`] it can write to.
 fn feed_script(id: &str) -> String {
+    let bases = FEED_BASES.join(" ");
     format!(
         r#"umask 077
-for base in "${{XDG_RUNTIME_DIR:-}}" /dev/shm "${{TMPDIR:-/tmp}}" /tmp; do
+for base in {bases}; do
   [ -n "$base" ] && [ -d "$base" ] && [ -w "$base" ] || continue
   dir="$base/termpilot-secret-{id}"
   mkdir "$dir" 2>/dev/null || continue
-  if cat > "$dir/s"; then printf '%s\n' "$dir"; exit 0; fi
+  if cat > "$dir/s"; then wc -c < "$dir/s"; printf '%s\n' "$dir"; exit 0; fi
   rm -rf -- "$dir"; exit 1
 done
 echo "no directory to write in" >&2
 exit 1
 "#
     )
+}
+
+/// Every directory [`feed_script`] may have made for `id`, as shell words.
+fn feed_dirs(id: &str) -> String {
+    (FEED_BASES.iter())
+        .map(|base| match base.strip_suffix('"') {
+            Some(quoted) => format!("{quoted}/termpilot-secret-{id}\""),
+            None => format!("{base}/termpilot-secret-{id}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The directory the feed script printed, if it wrote `len` bytes.
+fn written_dir(stdout: &str, len: usize) -> Option<&str> {
+    let (size, dir) = stdout.trim().split_once('\n')?;
+    let dir = dir.trim_end();
+    (size.trim().parse() == Ok(len) && dir.starts_with('/')).then_some(dir)
 }
 
 /// 32 hex digits from the system's random source (the time and pid when
@@ -422,13 +454,22 @@ mod tests {
         stdin.write_all(b"hunter2").unwrap();
         drop(stdin);
         let output = child.wait_with_output().unwrap();
-        let dir = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        assert_eq!(written_dir(&stdout, 6), None, "the size is checked");
+        let dir = written_dir(&stdout, 7).expect("a directory").to_owned();
         assert!(dir.ends_with(&format!("termpilot-secret-{id}")), "{dir}");
         use std::os::unix::fs::PermissionsExt;
         let mode = |path: &str| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&format!("{dir}/s")), 0o600);
         assert_eq!(std::fs::read(format!("{dir}/s")).unwrap(), b"hunter2");
-        std::fs::remove_dir_all(&dir).unwrap();
+        let forget = format!("rm -r -- {}", feed_dirs(&id));
+        let removed = std::process::Command::new("sh")
+            .args(["-c", &forget])
+            .status();
+        assert!(
+            !std::path::Path::new(&dir).exists(),
+            "{forget}: {removed:?}"
+        );
     }
 }
