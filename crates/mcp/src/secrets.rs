@@ -1,9 +1,10 @@
 //! Secrets the person configures (`--secret NAME=env:VAR`,
-//! `--secret NAME=file:PATH`) and the agent types with `type_secret` without
-//! ever seeing them: a value is read only when it is typed or redacted, is
-//! never logged or printed (`Debug` shows `[secret NAME]`), and wherever a
-//! result would show it (a program printing it back), `[secret NAME]` is
-//! shown instead.
+//! `--secret NAME=file:PATH`, either followed by `;for=PROGRAM,...`) and the
+//! agent types with `type_secret` without ever seeing them: a value is read
+//! only when it is typed or redacted, is never logged or printed (`Debug`
+//! shows `[secret NAME]`), and wherever a result would show it (a program
+//! printing it back), `[secret NAME]` is shown instead. A secret bound to
+//! programs (`for=`) is typed only where they alone are in the foreground.
 //!
 //! A secret the person typed on a page (`crate::secret_page`) is not kept:
 //! only its [`Fingerprint`] is, so that results can hide it too.
@@ -13,6 +14,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use termpilot_tmux::Recipients;
 
 use crate::error::ToolResult;
 use crate::server::{Done, TermpilotServer};
@@ -26,11 +28,13 @@ enum Source {
     File(PathBuf),
 }
 
-/// One configured secret: a name, and where its value is read from.
+/// One configured secret: a name, where its value is read from, and the
+/// programs it may be typed into.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret {
     name: String,
     source: Source,
+    recipients: Recipients,
 }
 
 impl std::fmt::Debug for Secret {
@@ -42,16 +46,17 @@ impl std::fmt::Debug for Secret {
 impl std::str::FromStr for Secret {
     type Err = String;
 
-    /// Parses `NAME=env:VAR` or `NAME=file:PATH`.
+    /// Parses `NAME=env:VAR` or `NAME=file:PATH`, either followed by
+    /// `;for=PROGRAM,...` (names or absolute paths).
     fn from_str(spec: &str) -> Result<Secret, String> {
-        let usage = "a secret is NAME=env:VARIABLE or NAME=file:PATH";
+        let usage = "a secret is NAME=env:VARIABLE or NAME=file:PATH, optionally followed by \
+                     ;for=PROGRAM,... (the programs it may be typed into)";
+        let (spec, recipients) = match spec.rsplit_once(";for=") {
+            Some((spec, list)) => (spec, recipients(list)?),
+            None => (spec, Recipients::default()),
+        };
         let (name, source) = spec.split_once('=').ok_or(usage)?;
-        let valid_name = !name.is_empty()
-            && name.len() <= 64
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
-        if !valid_name {
+        if !valid_name(name) {
             return Err(format!(
                 "secret name {name:?}: use 1-64 letters, digits, '_', '-' or '.'"
             ));
@@ -64,7 +69,26 @@ impl std::str::FromStr for Secret {
         Ok(Secret {
             name: name.to_owned(),
             source,
+            recipients,
         })
+    }
+}
+
+/// The programs of a `for=` list: comma-separated names or absolute paths.
+fn recipients(list: &str) -> Result<Recipients, String> {
+    let programs: Vec<String> = list.split(',').map(|p| p.trim().to_owned()).collect();
+    let valid = |p: &String| {
+        !p.is_empty()
+            && !p.ends_with('/')
+            && (p.starts_with('/') || !p.contains('/'))
+            && !p.chars().any(|c| c.is_control() || c.is_whitespace())
+    };
+    match programs.iter().find(|p| !valid(p)) {
+        Some(bad) => Err(format!(
+            "for={list}: {bad:?} is not a program; give names (sudo) or absolute paths \
+             (/usr/bin/sudo), comma-separated"
+        )),
+        None => Ok(Recipients(programs)),
     }
 }
 
@@ -72,6 +96,19 @@ impl Secret {
     /// The secret's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The programs it may be typed into (empty: any).
+    pub fn recipients(&self) -> &Recipients {
+        &self.recipients
+    }
+
+    /// The environment variable its value is read from, if any.
+    pub fn variable(&self) -> Option<&str> {
+        match &self.source {
+            Source::Env(var) => Some(var),
+            Source::File(_) => None,
+        }
     }
 
     /// Reads the value now; the error never contains it.
@@ -100,18 +137,25 @@ impl Secret {
 pub struct Secrets(Vec<Secret>);
 
 impl Secrets {
-    /// Parses specs (`NAME=env:VAR`, `NAME=file:PATH`); a name given twice
-    /// is an error.
+    /// Parses specs (`NAME=env:VAR`, `NAME=file:PATH`, each optionally
+    /// followed by `;for=PROGRAM,...`); each spec may hold several,
+    /// comma-separated (see [`split_specs`]). A name given twice is an
+    /// error.
     pub fn parse<S: AsRef<str>>(specs: &[S]) -> Result<Secrets, String> {
         let mut secrets: Vec<Secret> = Vec::new();
-        for spec in specs {
-            let secret: Secret = spec.as_ref().trim().parse()?;
+        for spec in specs.iter().flat_map(|s| split_specs(s.as_ref())) {
+            let secret: Secret = spec.trim().parse()?;
             if secrets.iter().any(|s| s.name == secret.name) {
                 return Err(format!("secret {} is configured twice", secret.name));
             }
             secrets.push(secret);
         }
         Ok(Secrets(secrets))
+    }
+
+    /// The configured secrets.
+    pub fn iter(&self) -> impl Iterator<Item = &Secret> {
+        self.0.iter()
     }
 
     /// The secret of this name.
@@ -142,6 +186,41 @@ impl Secrets {
         pairs.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
         pairs
     }
+}
+
+/// The specs in a comma-separated list (`TERMPILOT_SECRETS`, or one
+/// `--secret` holding several): a comma starts a new spec only where what
+/// follows names one (`NAME=...`); else it belongs to the spec before, as
+/// in `for=sudo,ssh` or a path holding a comma.
+pub fn split_specs(list: &str) -> Vec<String> {
+    let mut specs: Vec<String> = Vec::new();
+    for piece in list.split(',') {
+        match specs.last_mut() {
+            Some(last) if !starts_spec(piece) => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => specs.push(piece.to_owned()),
+        }
+    }
+    specs.retain(|spec| !spec.trim().is_empty());
+    specs
+}
+
+/// Whether `piece` begins with `NAME=`.
+fn starts_spec(piece: &str) -> bool {
+    piece
+        .trim_start()
+        .split_once('=')
+        .is_some_and(|(name, _)| valid_name(name))
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
 /// A secret the person typed, remembered only well enough to hide it should
@@ -309,6 +388,33 @@ mod tests {
         assert!(Secrets::parse(&["novalue"]).is_err());
         assert!(Secrets::parse(&["x=ftp:host"]).is_err());
         assert!(Secrets::parse(&["bad name=env:X"]).is_err());
+    }
+
+    #[test]
+    fn a_secret_may_be_bound_to_programs() {
+        let list = "db=env:DB;for=psql, pw=file:/k,v;for=sudo,/usr/bin/ssh,tok=env:T";
+        let secrets = Secrets::parse(&[list]).unwrap();
+        let names: Vec<&str> = secrets.iter().map(Secret::name).collect();
+        assert_eq!(names, ["db", "pw", "tok"]);
+        assert_eq!(secrets.0[0].recipients, Recipients(vec!["psql".into()]));
+        assert_eq!(secrets.0[1].source, Source::File("/k,v".into()));
+        assert_eq!(
+            secrets.0[1].recipients,
+            Recipients(vec!["sudo".into(), "/usr/bin/ssh".into()])
+        );
+        assert_eq!(secrets.0[2].recipients, Recipients::default());
+        assert_eq!(secrets.0[0].variable(), Some("DB"));
+        assert_eq!(secrets.0[1].variable(), None);
+        for bad in [
+            "a=env:X;for=",
+            "a=env:X;for=sudo,",
+            "a=env:X;for=bin/sudo",
+            "a=env:X;for=a b",
+        ] {
+            assert!(Secrets::parse(&[bad]).is_err(), "{bad}");
+        }
+        assert!(Secrets::parse(&["a=env:X;for=sudo"; 1]).is_ok());
+        assert!(Secrets::parse(&["a=env:X,", ""]).unwrap().0.len() == 1);
     }
 
     #[test]

@@ -286,22 +286,36 @@ impl HttpLimitArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SecretArgs {
     /// A secret an agent may type into a password prompt without seeing it:
-    /// NAME=env:VARIABLE or NAME=file:PATH (repeatable; read when typed, never
-    /// printed; results show [secret NAME] wherever a program prints it).
+    /// NAME=env:VARIABLE or NAME=file:PATH, optionally followed by
+    /// `;for=PROGRAM,...` to type it only where those programs (names, or
+    /// absolute paths of executables) are alone in the foreground. Repeatable;
+    /// TERMPILOT_SECRETS holds several, comma-separated. Read when typed, never
+    /// printed; results show [secret NAME] wherever a program prints it. An
+    /// env: variable is removed from every process termpilot starts.
     #[arg(
         long = "secret",
-        env = "TERMPILOT_SECRETS",
-        value_delimiter = ',',
-        value_name = "NAME=env:VAR|NAME=file:PATH",
+        env = SECRETS_ENV,
+        value_name = "NAME=env:VAR|NAME=file:PATH[;for=PROGRAM,...]",
         hide_env_values = true
     )]
     pub secrets: Vec<String>,
 }
 
+/// Where `serve` reads secrets from when no `--secret` is given.
+const SECRETS_ENV: &str = "TERMPILOT_SECRETS";
+
 impl SecretArgs {
     /// The secrets, checked (a malformed or repeated one fails start-up).
+    /// Their variables, and `TERMPILOT_SECRETS`, are kept from every
+    /// process termpilot starts from now on.
     pub fn secrets(&self) -> anyhow::Result<termpilot_mcp::secrets::Secrets> {
-        termpilot_mcp::secrets::Secrets::parse(&self.secrets).map_err(anyhow::Error::msg)
+        let secrets =
+            termpilot_mcp::secrets::Secrets::parse(&self.secrets).map_err(anyhow::Error::msg)?;
+        let variables = secrets
+            .iter()
+            .filter_map(|s| s.variable().map(str::to_owned));
+        termpilot_tmux::child_env::hide_from_children(variables.chain([SECRETS_ENV.to_owned()]));
+        Ok(secrets)
     }
 }
 
@@ -327,6 +341,25 @@ mod tests {
         let hosts = args.hosts.hosts().expect("valid hosts");
         assert_eq!(hosts.len(), 1, "{hosts:?}");
         assert_eq!(hosts[0].reach, Reach::Exec(prefix.into()));
+    }
+
+    /// `serve`'s secret options alone.
+    #[derive(Debug, Parser)]
+    struct Secrets {
+        #[command(flatten)]
+        secrets: SecretArgs,
+    }
+
+    #[test]
+    fn a_bound_secret_keeps_its_program_list() {
+        let spec = "pw=env:TP_PW;for=sudo,ssh";
+        let args = Secrets::try_parse_from(["serve", "--secret", spec, "--secret", "k=file:/k"])
+            .expect("parses");
+        let secrets = args.secrets.secrets().expect("valid secrets");
+        let names: Vec<&str> = secrets.iter().map(|s| s.name()).collect();
+        assert_eq!(names, ["pw", "k"]);
+        let programs = &secrets.iter().next().unwrap().recipients().0;
+        assert_eq!(programs, &["sudo", "ssh"]);
     }
 
     #[test]

@@ -25,6 +25,9 @@
 //!   taken back, checked against their pane and tmux server.
 //! - [`hosts`]: the servers one termpilot drives, `local` and those given
 //!   with `--host`, each an engine connected on first use.
+//! - `secret_delivery`: typing a secret through `pipe-pane -I` from a
+//!   private file, so that no command line, buffer or log holds it;
+//!   [`child_env`]: the variables (`env:` secrets) no child inherits.
 //! - `procfs`: a pane's processes and terminal mode, read where the pane
 //!   runs (`/proc` here, or one dump taken on its host).
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
@@ -49,6 +52,7 @@
 
 mod batch;
 mod channel;
+pub mod child_env;
 mod client;
 pub mod config;
 mod cursor;
@@ -62,6 +66,7 @@ mod ops;
 mod panes;
 pub mod person;
 mod procfs;
+mod secret_delivery;
 mod shell;
 mod targets;
 #[cfg(test)]
@@ -85,6 +90,7 @@ pub use ops::{
     Capture, Created, Input, Killed, NewSession, NewWindow, PaneInfo, PaneScope, Scrollback,
     SessionInfo, Split, SplitDirection,
 };
+pub use secret_delivery::Recipients;
 pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
 pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::Needle;

@@ -582,17 +582,6 @@ impl Engine {
         Ok(self.cursor(pane, cursor))
     }
 
-    /// Types a secret into a pane as [`Engine::send_input`] types input, but
-    /// keeps no copy of it: recent input is kept to tell its echo from the
-    /// program's output, and a secret typed at a hidden prompt has no echo.
-    pub async fn send_secret(&self, pane: PaneId, input: &Input) -> Result<Cursor> {
-        self.refuse_own_pane(pane, "type into")?;
-        self.refuse_held(&[pane]).await?;
-        self.gate_secret(pane, input)?;
-        let cursor = self.run_for_pane(pane, input_commands(pane, input)).await?;
-        Ok(self.cursor(pane, cursor))
-    }
-
     /// Pastes text into a pane through a tmux buffer, bracketed when the
     /// program asked for bracketed paste and `bracketed` is set. Returns the
     /// cursor from before the paste.
@@ -725,7 +714,7 @@ impl Engine {
     /// [`INPUT_REPLY_WAIT`], and the cursor is the end of the output read
     /// before they were sent: no later than the input, so a wait from it
     /// misses nothing the input caused (it may see output from just before).
-    async fn run_for_pane(&self, pane: PaneId, commands: Vec<Command>) -> Result<u64> {
+    pub(crate) async fn run_for_pane(&self, pane: PaneId, commands: Vec<Command>) -> Result<u64> {
         let client = self.client_for_pane(pane).await?;
         let before = self.journal_end(pane);
         let target = pane.to_string();

@@ -22,6 +22,9 @@ pub(crate) trait Procfs: Send + Sync {
     fn fd_target(&self, pid: u32, fd: u32) -> Fd;
     /// The mode of the terminal `tty`.
     fn tty_mode(&self, tty: &str) -> Option<TtyMode>;
+    /// The executable `pid` runs (`/proc/PID/exe`), hidden for another
+    /// user's process.
+    fn exe(&self, pid: u32) -> Fd;
 
     /// [`Procfs::file`] as text.
     fn text(&self, pid: u32, name: &str) -> Option<String> {
@@ -30,7 +33,7 @@ pub(crate) trait Procfs: Send + Sync {
     }
 }
 
-/// Where a descriptor points, if it may be read.
+/// Where a descriptor (or `/proc/PID/exe`) points, if it may be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Fd {
     /// Its target.
@@ -74,11 +77,11 @@ impl Procfs for Here {
     }
 
     fn fd_target(&self, pid: u32, fd: u32) -> Fd {
-        match std::fs::read_link(format!("/proc/{pid}/fd/{fd}")) {
-            Ok(target) => Fd::Target(target.to_string_lossy().into_owned()),
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Fd::Hidden,
-            Err(_) => Fd::Absent,
-        }
+        self.fd_link(pid, &format!("fd/{fd}"))
+    }
+
+    fn exe(&self, pid: u32) -> Fd {
+        self.fd_link(pid, "exe")
     }
 
     fn tty_mode(&self, tty: &str) -> Option<TtyMode> {
@@ -94,12 +97,25 @@ impl Procfs for Here {
     }
 }
 
+impl Here {
+    /// Where the link `/proc/PID/NAME` points.
+    fn fd_link(&self, pid: u32, name: &str) -> Fd {
+        match std::fs::read_link(format!("/proc/{pid}/{name}")) {
+            Ok(target) => Fd::Target(target.to_string_lossy().into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Fd::Hidden,
+            Err(_) => Fd::Absent,
+        }
+    }
+}
+
 /// One process as the dump shows it.
 #[derive(Debug, Default, Clone)]
 struct Entry {
     files: HashMap<String, Vec<u8>>,
     children: Vec<u32>,
     fds: HashMap<u32, String>,
+    /// Its executable, when readable.
+    exe: Option<String>,
     /// Its descriptors could not be listed.
     hidden: bool,
 }
@@ -127,6 +143,7 @@ pub(crate) fn dump_script(pid: u32, tty: &str) -> String {
     k=$(cat /proc/$p/task/*/children 2>/dev/null)
     echo "kids " $k
     ls /proc/$p/fd >/dev/null 2>&1 || echo hidden
+    x=$(readlink /proc/$p/exe 2>/dev/null) && echo "exe $x"
     for f in /proc/$p/fd/*; do t=$(readlink "$f" 2>/dev/null) && echo "fd ${{f##*/}} $t"; done
     d $k
   done
@@ -176,6 +193,7 @@ impl Snapshot {
                     }
                 }
                 "hidden" => entry.hidden = true,
+                "exe" => entry.exe = Some(rest.to_owned()),
                 "kids" => {
                     entry.children = rest
                         .split_whitespace()
@@ -212,6 +230,14 @@ impl Procfs for Snapshot {
         match self.processes.get(&pid) {
             Some(entry) if entry.hidden => Fd::Hidden,
             Some(entry) => entry.fds.get(&fd).cloned().map_or(Fd::Absent, Fd::Target),
+            None => Fd::Absent,
+        }
+    }
+
+    fn exe(&self, pid: u32) -> Fd {
+        match self.processes.get(&pid) {
+            Some(entry) if entry.hidden => Fd::Hidden,
+            Some(entry) => entry.exe.clone().map_or(Fd::Absent, Fd::Target),
             None => Fd::Absent,
         }
     }
@@ -294,6 +320,7 @@ mod tests {
         let stat = snap.text(pid, "stat").unwrap();
         assert!(stat.starts_with(&format!("{pid} (sleep) ")), "{stat}");
         assert!(matches!(snap.fd_target(pid, 0), Fd::Target(t) if t.starts_with("pipe:")));
+        assert!(matches!(snap.exe(pid), Fd::Target(exe) if exe.ends_with("/sleep")));
         // /dev/null is no terminal: no mode.
         assert_eq!(snap.tty_mode("/dev/null"), None);
     }

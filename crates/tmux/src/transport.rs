@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::error::{Error, Result};
 
@@ -83,6 +83,18 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     /// unknown.
     fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
         let _ = script;
+        Box::pin(async {
+            Err(Error::InvalidArgument(
+                "this transport runs no shell".into(),
+            ))
+        })
+    }
+
+    /// [`Transport::shell`] with `input` as the script's standard input:
+    /// how a secret reaches the server's machine in no command line
+    /// (`crate::secret_delivery`). Transports without a shell fail it.
+    fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<Ran>> {
+        let _ = (script, input);
         Box::pin(async {
             Err(Error::InvalidArgument(
                 "this transport runs no shell".into(),
@@ -180,6 +192,7 @@ impl Launcher {
     /// The command running `words` on the far side.
     fn far_command(&self, words: &[&OsString]) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(&self.program);
+        crate::child_env::scrub(&mut command);
         command.args(&self.prefix);
         if self.quote {
             for word in words {
@@ -192,17 +205,18 @@ impl Launcher {
         command
     }
 
-    async fn shell(&self, script: &str) -> Result<Ran> {
+    async fn shell(&self, script: &str, input: Option<Vec<u8>>) -> Result<Ran> {
         let words: [OsString; 3] = ["sh".into(), "-c".into(), script.into()];
         let command = if self.tmux.is_none() {
             // tmux itself is the program: the script runs here.
             let mut here = tokio::process::Command::new("sh");
+            crate::child_env::scrub(&mut here);
             here.args(&words[1..]).kill_on_drop(true);
             here
         } else {
             self.far_command(&words.iter().collect::<Vec<_>>())
         };
-        output(command).await.map_err(|e| self.missing(&e))
+        output(command, input).await.map_err(|e| self.missing(&e))
     }
 
     fn missing(&self, error: &std::io::Error) -> Error {
@@ -232,20 +246,38 @@ impl Launcher {
     }
 
     async fn run(&self, args: Vec<OsString>) -> Result<Ran> {
-        output(self.command(&args))
+        output(self.command(&args), None)
             .await
             .map_err(|e| self.missing(&e))
     }
 }
 
-/// Runs `command` to its end with no input.
-async fn output(mut command: tokio::process::Command) -> std::io::Result<Ran> {
-    let output = command.stdin(Stdio::null()).output().await?;
-    Ok(Ran {
+/// Runs `command` to its end with `input` (overwritten once written) as
+/// its standard input, or none.
+async fn output(
+    mut command: tokio::process::Command,
+    input: Option<Vec<u8>>,
+) -> std::io::Result<Ran> {
+    let Some(mut input) = input else {
+        return Ok(ran(command.stdin(Stdio::null()).output().await?));
+    };
+    command.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = command.stderr(Stdio::piped()).spawn()?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let written = stdin.write_all(&input).await;
+    input.fill(0);
+    drop(stdin);
+    let output = child.wait_with_output().await?;
+    written?;
+    Ok(ran(output))
+}
+
+fn ran(output: std::process::Output) -> Ran {
+    Ran {
         success: output.status.success(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-    })
+    }
 }
 
 /// Quotes one word for a POSIX shell: as is when it is plainly safe, else
@@ -292,7 +324,12 @@ impl Transport for Local {
 
     fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
         let script = script.to_owned();
-        Box::pin(async move { self.launcher.shell(&script).await })
+        Box::pin(async move { self.launcher.shell(&script, None).await })
+    }
+
+    fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<Ran>> {
+        let script = script.to_owned();
+        Box::pin(async move { self.launcher.shell(&script, Some(input)).await })
     }
 
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
@@ -435,7 +472,12 @@ impl Transport for Remote {
 
     fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
         let script = script.to_owned();
-        Box::pin(async move { self.launcher.shell(&script).await })
+        Box::pin(async move { self.launcher.shell(&script, None).await })
+    }
+
+    fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<Ran>> {
+        let script = script.to_owned();
+        Box::pin(async move { self.launcher.shell(&script, Some(input)).await })
     }
 
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {

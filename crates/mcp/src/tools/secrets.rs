@@ -11,7 +11,7 @@ use rmcp::model::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use termpilot_tmux::{AwaitingInput, Input};
+use termpilot_tmux::{AwaitingInput, Recipients};
 use tokio::time::Instant;
 
 use crate::address::{Pane, pane};
@@ -103,7 +103,7 @@ pub(crate) async fn type_secret(
     let pane = pane(server, &params.pane).await?;
     hidden_prompt(&pane).await?.map_err(ToolError::Refused)?;
     let value = secret.value().map_err(ToolError::Refused)?;
-    let cursor = type_value(&pane, value, params.enter).await?;
+    let cursor = type_value(&pane, value, params.enter, secret.recipients()).await?;
     let entry = SecretTypedEntry {
         pane: pane.to_string(),
         name: secret.name().to_owned(),
@@ -131,18 +131,19 @@ async fn hidden_prompt(pane: &Pane) -> ToolResult<Result<AwaitingInput, String>>
     })
 }
 
-/// Types `value` (then Enter) and overwrites it; returns the cursor from
-/// just before it.
-async fn type_value(pane: &Pane, value: String, enter: bool) -> ToolResult<String> {
-    let mut input = Input {
-        text: Some(value),
-        keys: Vec::new(),
-        enter,
-    };
-    let typed = pane.engine.send_secret(pane.id, &input).await;
-    if let Some(value) = input.text.take() {
-        wipe(value);
-    }
+/// Types `value` (then Enter) into the pane if `recipients` admit its
+/// foreground programs, and overwrites it; returns the cursor from just
+/// before it.
+async fn type_value(
+    pane: &Pane,
+    value: String,
+    enter: bool,
+    recipients: &Recipients,
+) -> ToolResult<String> {
+    let typed = (pane.engine)
+        .send_secret(pane.id, &value, enter, recipients)
+        .await;
+    wipe(value);
     Ok(pane.cursor_text(typed?))
 }
 
@@ -346,7 +347,7 @@ async fn receive_and_type(
     if let Some(fingerprint) = Fingerprint::of(&params.name, &value) {
         server.fingerprints.add(fingerprint);
     }
-    let cursor = type_value(pane, value, params.enter).await?;
+    let cursor = type_value(pane, value, params.enter, &Recipients::default()).await?;
     call.record_approval(Approval {
         asked: true,
         answer: Some("typed"),

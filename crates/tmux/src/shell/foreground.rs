@@ -22,15 +22,7 @@ pub(super) struct Foreground {
 /// in the group the terminal's `tpgid` names, leader first.
 pub(super) fn foreground(fs: &dyn Procfs, pane_pid: u32, tty: &str) -> Option<Foreground> {
     let group_id = foreground_leader(fs, pane_pid)?;
-    let mut pids = Vec::new();
-    let mut queue = vec![pane_pid];
-    while let Some(pid) = queue.pop() {
-        queue.extend(fs.children(pid));
-        if stat(fs, pid).is_some_and(|s| s.group == group_id) {
-            pids.push(pid);
-        }
-    }
-    pids.sort_by_key(|&pid| (pid != group_id, pid));
+    let pids = foreground_pids(fs, pane_pid)?;
     let group: Vec<ProcessFacts> = pids
         .iter()
         .filter_map(|&pid| process(fs, pid, tty))
@@ -43,6 +35,22 @@ pub(super) fn foreground(fs: &dyn Procfs, pane_pid: u32, tty: &str) -> Option<Fo
         _ => None,
     };
     Some(Foreground { group, lone_shell })
+}
+
+/// The pids of the terminal's foreground group among `pane_pid` and its
+/// descendants, leader first.
+pub(crate) fn foreground_pids(fs: &dyn Procfs, pane_pid: u32) -> Option<Vec<u32>> {
+    let group_id = foreground_leader(fs, pane_pid)?;
+    let mut pids = Vec::new();
+    let mut queue = vec![pane_pid];
+    while let Some(pid) = queue.pop() {
+        queue.extend(fs.children(pid));
+        if stat(fs, pid).is_some_and(|s| s.group == group_id) {
+            pids.push(pid);
+        }
+    }
+    pids.sort_by_key(|&pid| (pid != group_id, pid));
+    Some(pids)
 }
 
 /// Whether a shell was given a script to run (an argument that is not an
@@ -80,7 +88,7 @@ fn stat(fs: &dyn Procfs, pid: u32) -> Option<Stat> {
     Some(Stat { state, group })
 }
 
-pub(super) fn process(fs: &dyn Procfs, pid: u32, tty: &str) -> Option<ProcessFacts> {
+pub(crate) fn process(fs: &dyn Procfs, pid: u32, tty: &str) -> Option<ProcessFacts> {
     let state = stat(fs, pid)?.state;
     let stdin = fs.fd_target(pid, 0);
     Some(ProcessFacts {

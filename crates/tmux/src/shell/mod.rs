@@ -40,7 +40,7 @@ use crate::error::{Error, Result};
 use crate::ops::Input;
 
 mod awaiting;
-mod foreground;
+pub(crate) mod foreground;
 mod proc;
 mod unseen;
 pub use awaiting::DEFAULT_INPUT_SETTLE;
