@@ -25,6 +25,8 @@
 //!   result (protocol 2026-07-28), kept until the call that answers it.
 //! - `secret_page`: the loopback page where the person types a secret the
 //!   agent asked for by a name that is not configured (URL elicitation).
+//! - `tasks`: long calls (commands, waits, batches) run as MCP tasks
+//!   (`io.modelcontextprotocol/tasks`) for clients that ask for them.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -56,6 +58,7 @@ mod secret_page;
 pub mod secrets;
 pub mod server;
 mod stdio;
+mod tasks;
 mod tools;
 pub mod toolset;
 mod validate;
@@ -65,6 +68,7 @@ pub use audit::{AuditError, AuditLog};
 pub use oversight::Oversight;
 pub use scope::Scope;
 pub use server::{ServerOptions, TermpilotServer};
+pub use tasks::DEFAULT_MAX_TASKS;
 
 /// The server's instructions, sent once in `initialize`: the rules every tool
 /// shares (targets, cursors, budgets, timeouts).
