@@ -11,6 +11,10 @@ still spans several polls).
 from __future__ import annotations
 
 import json
+import os
+import queue
+import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from itertools import count
@@ -18,8 +22,8 @@ from typing import Any
 
 import httpx2
 import pytest
-from conftest import REQUEST_TIMEOUT, TEST_TIMEOUT, Termpilot
-from test_http import http_server  # noqa: F401 (a fixture)
+from conftest import BIN, REQUEST_TIMEOUT, SERVER_ENV, TEST_TIMEOUT, Termpilot
+from test_http import headers, http_server, message_of, raw_client  # noqa: F401 (http_server: a fixture)
 from test_stdio import RawStdio
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -30,6 +34,7 @@ META = {
     "io.modelcontextprotocol/clientInfo": {"name": "tasks-e2e", "version": "1"},
     "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}, "elicitation": {"form": {}}},
 }
+SECRET = "Pa55-typed-on-the-page"
 PLAIN_META = META | {"io.modelcontextprotocol/clientCapabilities": {}}
 
 
@@ -60,9 +65,22 @@ class Rpc:
             if task["status"] in statuses:
                 return task
             seen.append(task["status"])
-            assert task["status"] not in {"completed", "failed", "cancelled"}, task
+            assert task["status"] not in {"completed", "failed", "cancelled"}, json.dumps(task)
             time.sleep(0.2)
         raise AssertionError(f"task {task_id} never reached {statuses}; saw {seen[-5:]}")
+
+
+class Serve(RawStdio):
+    """`termpilot serve` on pipes, with extra arguments."""
+
+    def __init__(self, tp: Termpilot, args: list[str] | None = None) -> None:
+        env = dict(SERVER_ENV, PATH=os.environ["PATH"])
+        command = [BIN, "serve", "-L", tp.socket, *(args or [])]
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(tp.log_path, "ab"), env=env
+        )
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
 
 
 def stdio_rpc(raw: RawStdio) -> Rpc:
@@ -183,3 +201,77 @@ def test_cancel_stops_a_wait_running_as_a_task(rpc: Rpc) -> None:
     rpc.request("tasks/cancel", {"taskId": task_id})
     cancelled = rpc.until(task_id, "cancelled")
     assert "wait_for_channel call stopped" in cancelled["statusMessage"], cancelled
+
+
+def test_a_hidden_prompt_inside_a_task_is_answered_by_the_person_on_the_secret_page(tp: Termpilot) -> None:
+    server = RawStdio(tp)
+    replies: list[str] = []
+    plain = stdio_rpc(server)
+
+    def send(message: dict[str, Any]) -> dict[str, Any]:
+        reply = plain.send(message)
+        replies.append(json.dumps(reply))
+        return reply
+
+    rpc = Rpc(send)
+    url_mode = META | {
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}, "elicitation": {"url": {}}}
+    }
+    try:
+        pane = new_pane(rpc)
+        command = "stty -echo; printf 'Password: '; read pw; stty echo; echo; echo got-${#pw}-chars: $pw"
+        task_id = started(rpc.call("run_command", {"pane": pane, "command": command, "timeout_s": 60}, url_mode))
+        key, question = only_question(rpc.until(task_id, "input_required"))
+        # The person types the secret on the page; the client only says it is done.
+        assert question["mode"] == "url" and question["url"].startswith("http://127.0.0.1:"), question
+        with httpx2.Client(timeout=REQUEST_TIMEOUT, trust_env=False) as page:
+            assert page.post(question["url"], data={"secret": SECRET}).status_code == 200
+        rpc.request("tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "accept"}}})
+        entry = rpc.until(task_id, "completed")["result"]["structuredContent"]
+        assert entry["exit_code"] == 0 and f"got-{len(SECRET)}-chars: [secret prompt]" in entry["output"], entry
+        assert all(SECRET not in reply for reply in replies), "the secret reached the client"
+    finally:
+        server.close()
+
+
+def test_tasks_beyond_max_tasks_are_refused(tp: Termpilot) -> None:
+    server = Serve(tp, ["--max-tasks", "1"])
+    rpc = stdio_rpc(server)
+    try:
+        first = started(rpc.call("wait_for_channel", {"channel": "never-a", "timeout_s": 600}))
+        second = rpc.call("wait_for_channel", {"channel": "never-b", "timeout_s": 600})
+        assert second["isError"] is True and "--max-tasks" in second["content"][0]["text"], second
+        rpc.request("tasks/cancel", {"taskId": first})
+        rpc.until(first, "cancelled")
+        started(rpc.call("wait_for_channel", {"channel": "never-c", "timeout_s": 600}))
+    finally:
+        server.close()
+
+
+def http_rpc(http: httpx2.Client, server: Any) -> Rpc:
+    def send(message: dict[str, Any]) -> dict[str, Any]:
+        extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": message["method"]}
+        name = message["params"].get("name", message["params"].get("taskId"))
+        if name is not None:
+            extra["Mcp-Name"] = name
+        response = http.post(server.url, headers=headers(server, **extra), json=message)
+        assert response.status_code == 200, response.text
+        return message_of(response)
+
+    return Rpc(send)
+
+
+def test_a_task_is_read_from_a_new_http_connection_with_the_token(http_server: Any) -> None:
+    server = http_server()
+    with raw_client() as first:
+        rpc = http_rpc(first, server)
+        pane = new_pane(rpc)
+        task_id = started(rpc.call("run_command", {"pane": pane, "command": "sleep 2; echo over-http", "timeout_s": 60}))
+    # The first client is gone; another polls the task with the same token.
+    with raw_client() as second:
+        done = http_rpc(second, server).until(task_id, "completed")
+        assert "over-http" in done["result"]["structuredContent"]["output"], done
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": task_id, "_meta": META}}
+        extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tasks/get", "Mcp-Name": task_id}
+        wrong = headers(server, **extra) | {"Authorization": "Bearer not-the-token"}
+        assert second.post(server.url, headers=wrong, json=body).status_code == 401
