@@ -425,3 +425,60 @@ fn cancelled(name: &str, result: &CallToolResult) -> String {
         _ => format!("cancelled: the {name} call stopped ({said})"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(entry: Value) -> CallToolResult {
+        let mut result = CallToolResult::success(vec![ContentBlock::text("exit code 0\nout")]);
+        result.structured_content = Some(entry);
+        result
+    }
+
+    #[test]
+    fn only_a_command_waiting_for_input_is_answered() {
+        let waiting = json!({"awaiting_input": true, "pane": "%3", "command_id": "tp1",
+            "prompt": "Name? ", "program": "read", "secret": false});
+        let found = Waiting::of(&waiting).expect("a command waiting");
+        assert_eq!(
+            (found.pane.as_str(), found.command_id.as_str()),
+            ("%3", "tp1")
+        );
+        assert!(!found.secret);
+        let secret =
+            json!({"awaiting_input": true, "pane": "%3", "command_id": "tp1", "secret": true});
+        assert!(Waiting::of(&secret).unwrap().secret);
+        // A wait's awaiting_input has no command to go back to.
+        assert!(Waiting::of(&json!({"awaiting_input": true, "pane": "%3"})).is_none());
+        assert!(
+            Waiting::of(&json!({"awaiting_input": false, "pane": "%3", "command_id": "x"}))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_question_names_the_prompt_and_asks_for_one_answer() {
+        let waiting = Waiting::of(&json!({"awaiting_input": true, "pane": "%3",
+            "command_id": "tp1", "prompt": "Continue? [y/N] ", "program": "apt"}))
+        .unwrap();
+        let InputRequest::Elicitation(request) = waiting.question().unwrap() else {
+            panic!("not an elicitation");
+        };
+        let asked = serde_json::to_value(&request.params).unwrap();
+        let message = asked["message"].as_str().unwrap();
+        assert!(message.contains("apt in pane %3") && message.contains("Continue? [y/N]"));
+        assert_eq!(asked["requestedSchema"]["required"], json!(["answer"]));
+    }
+
+    #[test]
+    fn a_cancelled_task_says_what_happened_to_its_command() {
+        let stopped = result(json!({"interrupted": true, "elapsed_s": 2.5}));
+        assert!(cancelled("run_command", &stopped).contains("pressed C-c and the command stopped"));
+        let ended = result(json!({"interrupted": false, "exit_code": 0}));
+        assert!(cancelled("run_command", &ended).contains("had ended first: exit code 0"));
+        let stuck = CallToolResult::error(vec![ContentBlock::text("cancelled")]);
+        assert!(cancelled("run_command", &stuck).contains("may still run"));
+        assert!(cancelled("wait_for_text", &stuck).contains("wait_for_text call stopped"));
+    }
+}
