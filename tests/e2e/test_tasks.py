@@ -128,6 +128,7 @@ def test_a_long_command_runs_as_a_task_polled_to_completion(rpc: Rpc) -> None:
         working = rpc.task(task_id)
     assert "run_command: working for" in working["statusMessage"], working
     done = rpc.until(task_id, "completed")
+    assert done["statusMessage"].startswith("run_command: done after"), done
     result = done["result"]
     assert result["isError"] is False, result
     assert result["structuredContent"]["exit_code"] == 0, result

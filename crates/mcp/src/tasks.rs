@@ -183,6 +183,7 @@ impl TermpilotServer {
 
     /// Runs the job to its end: its result, or `cancelled`.
     async fn run_task(self, mut job: Job, task: TaskContext) -> Result<CallToolResult, TaskExit> {
+        let started = Instant::now();
         let stop = tokio::spawn(self.clone().stop_on_cancel(&job, task.clone()));
         let status = self.clone().report_status(&job, task.clone());
         let outcome = tokio::select! {
@@ -195,6 +196,12 @@ impl TermpilotServer {
             task.set_status_message(cancelled(&job.name, &result));
             return Err(TaskExit::Cancelled);
         }
+        let how = match result.is_error {
+            Some(true) => "ended with an error",
+            _ => "done",
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        task.set_status_message(format!("{}: {how} after {seconds:.1} s", job.name));
         Ok(result)
     }
 
