@@ -276,3 +276,14 @@ def test_a_task_is_read_from_a_new_http_connection_with_the_token(http_server: A
         extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tasks/get", "Mcp-Name": task_id}
         wrong = headers(server, **extra) | {"Authorization": "Bearer not-the-token"}
         assert second.post(server.url, headers=wrong, json=body).status_code == 401
+
+
+def test_cancel_while_a_task_asks_interrupts_the_waiting_command(rpc: Rpc) -> None:
+    pane = new_pane(rpc)
+    task_id = started(rpc.call("run_command", {"pane": pane, "command": "read -p 'Go on? ' x; echo went-$x"}))
+    rpc.until(task_id, "input_required")
+    rpc.request("tasks/cancel", {"taskId": task_id})
+    cancelled = rpc.until(task_id, "cancelled")
+    assert "pressed C-c and the command stopped" in cancelled["statusMessage"], cancelled
+    after = rpc.call("run_command", {"pane": pane, "command": "echo back", "timeout_s": 10}, PLAIN_META)
+    assert after["structuredContent"]["exit_code"] == 0, after

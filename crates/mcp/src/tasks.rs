@@ -25,6 +25,7 @@
 //! it ends.
 
 use std::future::Future;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -79,6 +80,9 @@ pub(crate) struct Tasks {
     manager: TaskManager,
     max: usize,
     ttl: Duration,
+    /// Held while a task is counted and started, so that two calls at once
+    /// cannot both take the last place. A std `Mutex`: nothing inside awaits.
+    starting: Mutex<()>,
 }
 
 impl Tasks {
@@ -88,6 +92,7 @@ impl Tasks {
             manager: TaskManager::new(),
             max: options.max_tasks,
             ttl: Duration::from_secs_f64(options.max_wait_s) + RETENTION,
+            starting: Mutex::default(),
         }
     }
 
@@ -148,6 +153,7 @@ impl TermpilotServer {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let tasks = &self.tasks;
+        let _starting = tasks.starting.lock().unwrap_or_else(|e| e.into_inner());
         if tasks.manager.running_task_count() >= tasks.max {
             let message = format!(
                 "{} tasks already run, the most this server allows (--max-tasks); wait for one \
@@ -214,7 +220,14 @@ impl TermpilotServer {
             let Some(waiting) = Waiting::of(&done.structured) else {
                 break;
             };
-            if task.is_cancel_requested() || !self.answer_program(&waiting, job, task).await? {
+            let answered = match task.is_cancel_requested() {
+                true => Ok(false),
+                false => self.answer_program(&waiting, job, task).await,
+            };
+            if task.is_cancel_requested() {
+                return self.after_interrupt(&waiting, job).await;
+            }
+            if !answered? {
                 break;
             }
             let again = json!({
@@ -226,6 +239,20 @@ impl TermpilotServer {
             outcome = self.answering("wait_for_command", again, job, task).await;
         }
         outcome
+    }
+
+    /// What became of a command that waited for input when its task was
+    /// cancelled: the C-c of a `run_command` ends it, which a short wait
+    /// for the command shows.
+    async fn after_interrupt(&self, waiting: &Waiting, job: &Job) -> ToolResult<Done> {
+        let arguments = json!({
+            "command_id": waiting.command_id,
+            "timeout_s": INTERRUPT_GRACE.as_secs_f64(),
+            "max_tokens": job.arguments.get("max_tokens"),
+        });
+        let arguments = crate::validate::nulls_as_absent(arguments);
+        let call = CallContext::detached(job.call.peer().clone(), None, CancellationToken::new());
+        self.call("wait_for_command", arguments, &call).await
     }
 
     /// Calls tool `name`; each question it asks the person becomes an input

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 
 import { withTasks } from '@modelcontextprotocol/ext-tasks/client';
 
-import { REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, start } from '../lib/termpilot.js';
+import { REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, poll, start } from '../lib/termpilot.js';
 
 const VERSION = '2026-07-28';
 const CAPABILITIES = { extensions: { 'io.modelcontextprotocol/tasks': {} }, elicitation: { form: {} } };
@@ -138,8 +138,14 @@ test('tasks: cancel interrupts the command with C-c', { timeout: TEST_TIMEOUT_MS
     await execution.cancel();
     const { outcome } = await execution.settle();
     assert.equal(outcome.status, 'cancelled', JSON.stringify(outcome));
-    const last = await session.task(execution.handle.taskId).snapshot();
-    assert.equal(last.status, 'cancelled');
+    // The client reports the cancel at once; the server ends the task once
+    // the command is back at its prompt.
+    const task = session.task(execution.handle.taskId);
+    const last = await poll(TEST_TIMEOUT_MS / 2, 'the task to end cancelled', async () => {
+        const snapshot = await task.snapshot();
+        return snapshot.status === 'working' ? null : snapshot;
+    }, 200);
+    assert.equal(last.status, 'cancelled', JSON.stringify(last));
     assert.match(last.statusMessage ?? '', /pressed C-c and the command stopped/, JSON.stringify(last));
     const after = await tp.ok('run_command', { pane, command: 'echo back', timeout_s: 10 });
     assert.equal(after.exit_code, 0, JSON.stringify(after));
