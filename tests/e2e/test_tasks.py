@@ -287,3 +287,30 @@ def test_cancel_while_a_task_asks_interrupts_the_waiting_command(rpc: Rpc) -> No
     assert "pressed C-c and the command stopped" in cancelled["statusMessage"], cancelled
     after = rpc.call("run_command", {"pane": pane, "command": "echo back", "timeout_s": 10}, PLAIN_META)
     assert after["structuredContent"]["exit_code"] == 0, after
+
+
+def test_an_approval_inside_a_task_is_asked_through_the_task_and_audited(tp: Termpilot, tmp_path: Any) -> None:
+    log = tmp_path / "audit.jsonl"
+    server = Serve(tp, ["--confirm", r"rm\s+-rf", "--audit", str(log)])
+    rpc = stdio_rpc(server)
+    try:
+        pane = new_pane(rpc)
+        command = "rm -rf ./nothing-here; echo removed-$?"
+        task_id = started(rpc.call("run_command", {"pane": pane, "command": command, "timeout_s": 60}))
+        key, question = only_question(rpc.until(task_id, "input_required"))
+        assert "rm -rf ./nothing-here" in question["message"], question
+        answer = {"action": "accept", "content": {"approve": True}}
+        rpc.request("tasks/update", {"taskId": task_id, "inputResponses": {key: answer}})
+        entry = rpc.until(task_id, "completed")["result"]["structuredContent"]
+        assert entry["exit_code"] == 0 and "removed-0" in entry["output"], entry
+        # A declined one types nothing.
+        task_id = started(rpc.call("run_command", {"pane": pane, "command": "rm -rf ./other; echo never-typed"}))
+        key, _ = only_question(rpc.until(task_id, "input_required"))
+        rpc.request("tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "decline"}}})
+        refused = rpc.until(task_id, "completed")["result"]
+        assert refused["isError"] is True and "declined" in refused["content"][0]["text"], refused
+    finally:
+        server.close()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    ran = [(r["outcome"], r["approval"].get("answer")) for r in records if r["tool"] == "run_command"]
+    assert ran == [("ok", "approve"), ("error", "decline")], records
