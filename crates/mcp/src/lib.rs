@@ -68,7 +68,7 @@ pub use audit::{AuditError, AuditLog};
 pub use oversight::Oversight;
 pub use scope::Scope;
 pub use server::{ServerOptions, TermpilotServer};
-pub use tasks::DEFAULT_MAX_TASKS;
+pub use tasks::{DEFAULT_MAX_TASKS, TOOLS as TASK_TOOLS};
 
 /// The server's instructions, sent once in `initialize`: the rules every tool
 /// shares (targets, cursors, budgets, timeouts).

@@ -46,7 +46,7 @@ use crate::questions::Continuation;
 use crate::server::{CallContext, Done, ServerOptions, TermpilotServer};
 
 /// The tools whose calls may run as tasks: the ones that wait.
-pub(crate) const TOOLS: [&str; 6] = [
+pub const TOOLS: [&str; 6] = [
     "run_command",
     "wait_for_command",
     "wait_for_text",
