@@ -314,3 +314,19 @@ def test_an_approval_inside_a_task_is_asked_through_the_task_and_audited(tp: Ter
     records = [json.loads(line) for line in log.read_text().splitlines()]
     ran = [(r["outcome"], r["approval"].get("answer")) for r in records if r["tool"] == "run_command"]
     assert ran == [("ok", "approve"), ("error", "decline")], records
+
+
+def test_finished_tasks_kept_are_bounded_too(tp: Termpilot) -> None:
+    server = Serve(tp, ["--max-tasks", "1"])
+    rpc = stdio_rpc(server)
+    try:
+        # One may run, eight (running or finished, with their results) are kept.
+        for n in range(8):
+            task_id = started(rpc.call("wait_for_channel", {"channel": f"c{n}", "timeout_s": 0.01}))
+            assert rpc.until(task_id, "completed")["result"]["structuredContent"]["outcome"] == "timeout"
+        refused = rpc.call("wait_for_channel", {"channel": "c9", "timeout_s": 0.01})
+        assert refused["isError"] is True and "kept with their results" in refused["content"][0]["text"], refused
+        # The kept ones can still be read.
+        assert rpc.task(task_id)["status"] == "completed"
+    finally:
+        server.close()

@@ -24,6 +24,7 @@
 //! longest wait plus [`RETENTION`], its result kept for as long again after
 //! it ends.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -61,6 +62,9 @@ pub const DEFAULT_MAX_TASKS: usize = 32;
 /// How long a task is kept beyond the longest wait.
 const RETENTION: Duration = Duration::from_secs(15 * 60);
 
+/// How many tasks are kept (running or finished) for each that may run.
+const KEPT_PER_RUNNING: usize = 8;
+
 /// How often a client is asked to poll.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -80,9 +84,11 @@ pub(crate) struct Tasks {
     manager: TaskManager,
     max: usize,
     ttl: Duration,
-    /// Held while a task is counted and started, so that two calls at once
-    /// cannot both take the last place. A std `Mutex`: nothing inside awaits.
-    starting: Mutex<()>,
+    /// The ids of the tasks kept (running, or finished and not yet
+    /// expired), oldest first; held while a task is counted and started, so
+    /// that two calls at once cannot both take the last place. A std
+    /// `Mutex`: nothing inside awaits.
+    kept: Mutex<VecDeque<String>>,
 }
 
 impl Tasks {
@@ -92,8 +98,31 @@ impl Tasks {
             manager: TaskManager::new(),
             max: options.max_tasks,
             ttl: Duration::from_secs_f64(options.max_wait_s) + RETENTION,
-            starting: Mutex::default(),
+            kept: Mutex::default(),
         }
+    }
+
+    /// Whether one more task may start: fewer than the most running, and
+    /// fewer kept than [`KEPT_PER_RUNNING`] times that (finished tasks keep
+    /// their results until they expire). Forgets the expired ones.
+    fn room(&self, kept: &mut VecDeque<String>) -> Result<(), String> {
+        kept.retain(|id| self.manager.get_task(id).is_ok());
+        if self.manager.running_task_count() >= self.max {
+            return Err(format!(
+                "{} tasks already run, the most this server allows (--max-tasks); wait for one \
+                 to end, cancel one with tasks/cancel, or call without tasks",
+                self.max
+            ));
+        }
+        if kept.len() >= self.max * KEPT_PER_RUNNING {
+            return Err(format!(
+                "{} tasks are kept with their results, the most this server allows (8 times \
+                 --max-tasks); the oldest expires {} min after it ended, or call without tasks",
+                kept.len(),
+                self.ttl.as_secs() / 60
+            ));
+        }
+        Ok(())
     }
 
     /// `tasks/get`.
@@ -153,13 +182,8 @@ impl TermpilotServer {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let tasks = &self.tasks;
-        let _starting = tasks.starting.lock().unwrap_or_else(|e| e.into_inner());
-        if tasks.manager.running_task_count() >= tasks.max {
-            let message = format!(
-                "{} tasks already run, the most this server allows (--max-tasks); wait for one \
-                 to end, cancel one with tasks/cancel, or call without tasks",
-                tasks.max
-            );
+        let mut kept = tasks.kept.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(message) = tasks.room(&mut kept) {
             return CallToolResult::error(vec![ContentBlock::text(message)]).into();
         }
         let name = request.name.to_string();
@@ -184,6 +208,7 @@ impl TermpilotServer {
         let task = tasks
             .manager
             .spawn(options, move |task| Box::pin(server.run_task(job, task)));
+        kept.push_back(task.task_id.clone());
         CallToolResponse::Task(CreateTaskResult::new(task))
     }
 

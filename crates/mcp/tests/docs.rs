@@ -176,7 +176,8 @@ fn tasks_section(out: &mut String) {
          - Tasks belong to the server, not to a connection: over HTTP any request with the \
          bearer token can poll a task. At most `--max-tasks` (default {}) run at once; a task \
          lives for the longest wait (`--max-wait-s`) plus 15 minutes, and its result is kept \
-         as long again after it ends.",
+         as long again after it ends; at most 8 times `--max-tasks` are kept, running or \
+         finished.",
         tools.join(", "),
         DEFAULT_MAX_TASKS
     )
