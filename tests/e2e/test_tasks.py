@@ -35,6 +35,7 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}, "elicitation": {"form": {}}},
 }
 SECRET = "Pa55-typed-on-the-page"
+CONFIGURED = "configured-never-typed-here"
 PLAIN_META = META | {"io.modelcontextprotocol/clientCapabilities": {}}
 
 
@@ -74,7 +75,7 @@ class Serve(RawStdio):
     """`termpilot serve` on pipes, with extra arguments."""
 
     def __init__(self, tp: Termpilot, args: list[str] | None = None) -> None:
-        env = dict(SERVER_ENV, PATH=os.environ["PATH"])
+        env = dict(SERVER_ENV, PATH=os.environ["PATH"], TP_E2E_PROMPT=CONFIGURED)
         command = [BIN, "serve", "-L", tp.socket, *(args or [])]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(tp.log_path, "ab"), env=env
@@ -205,7 +206,8 @@ def test_cancel_stops_a_wait_running_as_a_task(rpc: Rpc) -> None:
 
 
 def test_a_hidden_prompt_inside_a_task_is_answered_by_the_person_on_the_secret_page(tp: Termpilot) -> None:
-    server = RawStdio(tp)
+    # A configured secret named "prompt" is not typed: the person is asked.
+    server = Serve(tp, ["--secret", "prompt=env:TP_E2E_PROMPT"])
     replies: list[str] = []
     plain = stdio_rpc(server)
 
@@ -229,7 +231,8 @@ def test_a_hidden_prompt_inside_a_task_is_answered_by_the_person_on_the_secret_p
             assert page.post(question["url"], data={"secret": SECRET}).status_code == 200
         rpc.request("tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "accept"}}})
         entry = rpc.until(task_id, "completed")["result"]["structuredContent"]
-        assert entry["exit_code"] == 0 and f"got-{len(SECRET)}-chars: [secret prompt]" in entry["output"], entry
+        assert entry["exit_code"] == 0 and f"got-{len(SECRET)}-chars: [secret hidden prompt]" in entry["output"], entry
+        assert f"got-{len(CONFIGURED)}-chars" not in entry["output"], entry
         assert all(SECRET not in reply for reply in replies), "the secret reached the client"
     finally:
         server.close()

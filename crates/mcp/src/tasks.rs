@@ -76,8 +76,10 @@ const STATUS_EVERY: Duration = Duration::from_secs(1);
 const INTERRUPT_GRACE: Duration = Duration::from_secs(10);
 
 /// The secret name `type_secret` is called with when the person answers a
-/// hidden prompt during a task.
-const SECRET_NAME: &str = "prompt";
+/// hidden prompt during a task. It has a space, which no configured secret's
+/// name may have, so the person is always asked: nothing is typed that
+/// nobody chose for this prompt.
+const SECRET_NAME: &str = "hidden prompt";
 
 /// The server's tasks.
 pub(crate) struct Tasks {
@@ -116,8 +118,9 @@ impl Tasks {
         }
         if kept.len() >= self.max * KEPT_PER_RUNNING {
             return Err(format!(
-                "{} tasks are kept with their results, the most this server allows (8 times \
-                 --max-tasks); the oldest expires {} min after it ended, or call without tasks",
+                "{} tasks are kept with their results, the most this server allows \
+                 ({KEPT_PER_RUNNING} times --max-tasks); the oldest expires {} min after it \
+                 ended, or call without tasks",
                 kept.len(),
                 self.ttl.as_secs() / 60
             ));
