@@ -218,13 +218,15 @@ impl TermpilotServer {
     /// Runs the job to its end: its result, or `cancelled`.
     async fn run_task(self, mut job: Job, task: TaskContext) -> Result<CallToolResult, TaskExit> {
         let started = Instant::now();
-        let stop = tokio::spawn(self.clone().stop_on_cancel(&job, task.clone()));
+        // Aborted when the job ends, or when the task is dropped (its TTL).
+        let _stop = AbortOnDrop(tokio::spawn(
+            self.clone().stop_on_cancel(&job, task.clone()),
+        ));
         let status = self.clone().report_status(&job, task.clone());
         let outcome = tokio::select! {
             outcome = self.work(&mut job, &task) => outcome,
             never = status => match never {},
         };
-        stop.abort();
         let result = self.settle(outcome, job.audit.take(), &job.call);
         if task.is_cancel_requested() {
             task.set_status_message(cancelled(&job.name, &result));
@@ -358,6 +360,10 @@ impl TermpilotServer {
         let peer = job.call.peer().clone();
         async move {
             task.cancelled().await;
+            // `cancelled` also returns when the task is gone.
+            if !task.is_cancel_requested() {
+                return;
+            }
             if let (Some(pane), "run_command") = (pane, name.as_str()) {
                 let interrupt = json!({"pane": pane, "keys": ["C-c"]});
                 let call = CallContext::detached(peer, None, CancellationToken::new());
@@ -400,6 +406,16 @@ impl TermpilotServer {
         let text = screen.structured["text"].as_str()?;
         let line = text.lines().rev().find(|line| !line.trim().is_empty())?;
         Some(line.trim_end().chars().take(200).collect())
+    }
+}
+
+/// A spawned piece of a task, stopped when the task's future ends or is
+/// dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
