@@ -312,11 +312,22 @@ def test_an_approval_inside_a_task_is_asked_through_the_task_and_audited(tp: Ter
         rpc.request("tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "decline"}}})
         refused = rpc.until(task_id, "completed")["result"]
         assert refused["isError"] is True and "declined" in refused["content"][0]["text"], refused
+        # What the task types on its own (an answer to a prompt, a C-c) is audited as send_keys.
+        task_id = started(rpc.call("run_command", {"pane": pane, "command": "read -p 'Name? ' n; echo hi-$n"}))
+        key, _ = only_question(rpc.until(task_id, "input_required"))
+        rpc.request("tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"answer": "bob"}}}})
+        assert "hi-bob" in rpc.until(task_id, "completed")["result"]["structuredContent"]["output"]
+        task_id = started(rpc.call("run_command", {"pane": pane, "command": "sleep 600"}))
+        rpc.until(task_id, "working")
+        rpc.request("tasks/cancel", {"taskId": task_id})
+        rpc.until(task_id, "cancelled")
     finally:
         server.close()
     records = [json.loads(line) for line in log.read_text().splitlines()]
     ran = [(r["outcome"], r["approval"].get("answer")) for r in records if r["tool"] == "run_command"]
-    assert ran == [("ok", "approve"), ("error", "decline")], records
+    assert ran == [("ok", "approve"), ("error", "decline"), ("ok", None), ("ok", None)], records
+    typed = [r for r in records if r["tool"] == "send_keys"]
+    assert [r["outcome"] for r in typed] == ["ok", "ok"] and all(r["client"]["name"] == "tasks-e2e" for r in typed), typed
 
 
 def test_finished_tasks_kept_are_bounded_too(tp: Termpilot) -> None:

@@ -171,6 +171,9 @@ struct Job {
     arguments: Value,
     call: CallContext,
     audit: Option<Pending>,
+    /// The request that started the task: who asked, over which transport,
+    /// for the audit lines of what the task types on its own.
+    context: RequestContext<RoleServer>,
     /// The pane the call works in, when its arguments name one.
     pane: Option<String>,
     /// Input requests asked so far (their keys are unique over the task).
@@ -199,6 +202,7 @@ impl TermpilotServer {
                 CancellationToken::new(),
             ),
             pane: arguments["pane"].as_str().map(str::to_owned),
+            context: context.clone(),
             name,
             arguments,
             asked: 0,
@@ -245,7 +249,9 @@ impl TermpilotServer {
     /// that waits for input in a command answered through the task too.
     async fn work(&self, job: &mut Job, task: &TaskContext) -> ToolResult<Done> {
         let (name, arguments) = (job.name.clone(), job.arguments.clone());
-        let mut outcome = self.answering(&name, arguments, job, task).await;
+        let mut outcome = self
+            .answering(&name, arguments, &mut job.call, &mut job.asked, task)
+            .await;
         while let Ok(done) = &outcome {
             let Some(waiting) = Waiting::of(&done.structured) else {
                 break;
@@ -266,7 +272,15 @@ impl TermpilotServer {
                 "max_tokens": job.arguments.get("max_tokens"),
                 "input_settle_ms": job.arguments.get("input_settle_ms"),
             });
-            outcome = self.answering("wait_for_command", again, job, task).await;
+            outcome = self
+                .answering(
+                    "wait_for_command",
+                    again,
+                    &mut job.call,
+                    &mut job.asked,
+                    task,
+                )
+                .await;
         }
         outcome
     }
@@ -291,21 +305,22 @@ impl TermpilotServer {
         &self,
         name: &str,
         arguments: Value,
-        job: &mut Job,
+        call: &mut CallContext,
+        asked: &mut usize,
         task: &TaskContext,
     ) -> ToolResult<Done> {
-        job.call.answer_with(Continuation::default());
+        call.answer_with(Continuation::default());
         loop {
             let arguments = crate::validate::nulls_as_absent(arguments.clone());
-            let input = match self.call(name, arguments, &job.call).await {
+            let input = match self.call(name, arguments, call).await {
                 Err(ToolError::NeedsInput(input)) => input,
                 outcome => return outcome,
             };
             let mut responses = InputResponses::new();
             for (key, request) in input.input_requests.unwrap_or_default() {
-                responses.insert(key, ask(job, task, request).await?);
+                responses.insert(key, ask(asked, task, request).await?);
             }
-            job.call.answer_with(Continuation {
+            call.answer_with(Continuation {
                 responses: Some(responses),
                 state: input.request_state,
             });
@@ -324,12 +339,9 @@ impl TermpilotServer {
     ) -> ToolResult<bool> {
         if waiting.secret {
             let arguments = json!({"pane": waiting.pane, "name": SECRET_NAME, "enter": true});
-            return Ok(self
-                .answering("type_secret", arguments, job, task)
-                .await
-                .is_ok());
+            return Ok(self.typing("type_secret", arguments, job, task).await);
         }
-        let answer = ask(job, task, waiting.question()?).await?;
+        let answer = ask(&mut job.asked, task, waiting.question()?).await?;
         let answer: ElicitResult = serde_json::from_value(answer)
             .map_err(|e| ToolError::refused(format!("the answer is no elicitation result: {e}")))?;
         let text = match (&answer.action, &answer.content) {
@@ -340,10 +352,29 @@ impl TermpilotServer {
             return Ok(false);
         };
         let arguments = json!({"pane": waiting.pane, "text": text, "enter": true});
-        Ok(self
-            .answering("send_keys", arguments, job, task)
-            .await
-            .is_ok())
+        Ok(self.typing("send_keys", arguments, job, task).await)
+    }
+
+    /// Types into a pane on the task's own account (an answer to a
+    /// program), as a call of its own: its own approval, its own audit
+    /// line. Whether it was typed.
+    async fn typing(
+        &self,
+        name: &str,
+        arguments: Value,
+        job: &mut Job,
+        task: &TaskContext,
+    ) -> bool {
+        let audit = self.oversight.begin(name, &arguments, &job.context);
+        let mut call = CallContext::detached(
+            job.context.peer.clone(),
+            job.context.client_capabilities(),
+            job.call.cancellation(),
+        );
+        let outcome = self
+            .answering(name, arguments, &mut call, &mut job.asked, task)
+            .await;
+        self.settle(outcome, audit, &call).is_error != Some(true)
     }
 
     /// Waits for `tasks/cancel`, then stops the job: a `run_command` by
@@ -357,7 +388,7 @@ impl TermpilotServer {
     ) -> impl Future<Output = ()> + Send + 'static {
         let (name, pane) = (job.name.clone(), job.pane.clone());
         let stop = job.call.cancellation();
-        let peer = job.call.peer().clone();
+        let context = job.context.clone();
         async move {
             task.cancelled().await;
             // `cancelled` also returns when the task is gone.
@@ -366,8 +397,10 @@ impl TermpilotServer {
             }
             if let (Some(pane), "run_command") = (pane, name.as_str()) {
                 let interrupt = json!({"pane": pane, "keys": ["C-c"]});
-                let call = CallContext::detached(peer, None, CancellationToken::new());
-                if self.call("send_keys", interrupt, &call).await.is_ok() {
+                let audit = self.oversight.begin("send_keys", &interrupt, &context);
+                let call = CallContext::detached(context.peer, None, CancellationToken::new());
+                let outcome = self.call("send_keys", interrupt, &call).await;
+                if self.settle(outcome, audit, &call).is_error != Some(true) {
                     tokio::time::sleep(INTERRUPT_GRACE).await;
                 }
             }
@@ -421,9 +454,9 @@ impl Drop for AbortOnDrop {
 
 /// Asks the client `request` as the task's next input request, and waits
 /// for its answer (`tasks/update`).
-async fn ask(job: &mut Job, task: &TaskContext, request: InputRequest) -> ToolResult<Value> {
-    job.asked += 1;
-    let key = format!("question-{}", job.asked);
+async fn ask(asked: &mut usize, task: &TaskContext, request: InputRequest) -> ToolResult<Value> {
+    *asked += 1;
+    let key = format!("question-{asked}");
     task.request_input(key, request).await.map_err(|_| {
         ToolError::refused("the task was cancelled while it waited for an answer; nothing typed")
     })
