@@ -27,6 +27,8 @@
 //!   result (protocol 2026-07-28), kept until the call that answers it.
 //! - `secret_page`: the loopback page where the person types a secret the
 //!   agent asked for by a name that is not configured (URL elicitation).
+//! - `tasks`: long calls (commands, waits, batches) run as MCP tasks
+//!   (`io.modelcontextprotocol/tasks`) for clients that ask for them.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -59,6 +61,7 @@ mod secret_page;
 pub mod secrets;
 pub mod server;
 mod stdio;
+mod tasks;
 mod tools;
 pub mod toolset;
 mod validate;
@@ -68,6 +71,7 @@ pub use audit::{AuditError, AuditFlusher, AuditLog};
 pub use oversight::Oversight;
 pub use scope::Scope;
 pub use server::{ServerOptions, TermpilotServer};
+pub use tasks::{DEFAULT_MAX_TASKS, TOOLS as TASK_TOOLS};
 
 /// The server's instructions, sent once in `initialize`: the rules every tool
 /// shares (targets, cursors, budgets, timeouts).

@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ContentBlock, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerCapabilities, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -47,6 +48,8 @@ pub struct ServerOptions {
     pub keep_outputs: bool,
     /// Secrets `type_secret` may type, redacted from every result.
     pub secrets: crate::secrets::Secrets,
+    /// The most calls running as tasks at once (see [`crate::tasks`]).
+    pub max_tasks: usize,
 }
 
 impl Default for ServerOptions {
@@ -60,6 +63,7 @@ impl Default for ServerOptions {
             kept_output_bytes: 256 << 20,
             keep_outputs: false,
             secrets: crate::secrets::Secrets::default(),
+            max_tasks: crate::tasks::DEFAULT_MAX_TASKS,
         }
     }
 }
@@ -85,6 +89,9 @@ pub struct TermpilotServer {
     pub(crate) pages: Arc<SecretPages>,
     /// What is kept of the secrets the person typed, to hide them in results.
     pub(crate) fingerprints: Arc<crate::secrets::Fingerprints>,
+    /// Calls running as tasks, and finished ones until their TTL ends
+    /// (shared by every session, so a client may poll from a new one).
+    pub(crate) tasks: Arc<crate::tasks::Tasks>,
 }
 
 impl TermpilotServer {
@@ -101,6 +108,7 @@ impl TermpilotServer {
         )?;
         let hosts = Hosts::new(engine.config().clone(), &[], &HostOptions::default())
             .expect("no hosts to refuse");
+        let tasks = crate::tasks::Tasks::new(&options);
         Ok(TermpilotServer {
             engine,
             hosts: Arc::new(hosts),
@@ -111,6 +119,7 @@ impl TermpilotServer {
             questions: Arc::default(),
             pages: Arc::new(SecretPages::new()),
             fingerprints: Arc::default(),
+            tasks: Arc::new(tasks),
         })
     }
 
@@ -165,7 +174,12 @@ impl TermpilotServer {
 
     /// Runs a published tool: invalid arguments and failures are tool
     /// errors (`isError` results), which the model can read and act on.
-    async fn call(&self, name: &str, arguments: Value, call: &CallContext) -> ToolResult<Done> {
+    pub(crate) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        call: &CallContext,
+    ) -> ToolResult<Done> {
         let arguments = crate::validate::nulls_as_absent(arguments);
         self.validators
             .check(name, &arguments)
@@ -207,7 +221,11 @@ impl Done {
 
 impl ServerHandler for TermpilotServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("termpilot", env!("CARGO_PKG_VERSION")))
             .with_instructions(catalog::INSTRUCTIONS)
     }
@@ -226,6 +244,9 @@ impl ServerHandler for TermpilotServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.published(&request.name)?;
+        if crate::tasks::wanted(&request, &context) {
+            return Ok(self.start_task(request, &context));
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let started = std::time::Instant::now();
         let audit = self.oversight.begin(&request.name, &arguments, &context);
@@ -233,11 +254,7 @@ impl ServerHandler for TermpilotServer {
             if let Some(audit) = audit {
                 audit.refused();
             }
-            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                "refused: {problem}, and this server runs with --audit-required; ask the \
-                 operator to fix the audit log"
-            ))])
-            .into());
+            return Ok(audit_refused(&problem).into());
         }
         let stateless = context
             .protocol_version()
@@ -268,6 +285,45 @@ impl ServerHandler for TermpilotServer {
             }
             return Ok(CallToolResponse::InputRequired(*input));
         }
+        let result = self.settle(outcome, audit, &call);
+        tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = result.is_error != Some(true), "tool call");
+        Ok(result.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.update(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel(&request.task_id)
+    }
+}
+
+impl TermpilotServer {
+    /// The result of a call as it goes out, secrets hidden, noted in the
+    /// audit log.
+    pub(crate) fn settle(
+        &self,
+        outcome: ToolResult<Done>,
+        audit: Option<oversight::Pending>,
+        call: &CallContext,
+    ) -> CallToolResult {
         let outcome = self.redact_outcome(outcome);
         if let Some(audit) = audit {
             let approval = lock(&call.approval).clone();
@@ -276,7 +332,6 @@ impl ServerHandler for TermpilotServer {
                 approval,
             );
         }
-        tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = outcome.is_ok(), "tool call");
         let result = match outcome {
             Ok(done) => {
                 let mut result = CallToolResult::success(vec![ContentBlock::text(done.text)]);
@@ -285,8 +340,17 @@ impl ServerHandler for TermpilotServer {
             }
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         };
-        Ok(self.oversight.note_audit_problem(result).into())
+        self.oversight.note_audit_problem(result)
     }
+}
+
+/// The result of a call refused because the audit log cannot be written
+/// and the server runs with `--audit-required`.
+pub(crate) fn audit_refused(problem: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "refused: {problem}, and this server runs with --audit-required; ask the operator \
+         to fix the audit log"
+    ))])
 }
 
 /// What a long call needs from its request: progress reporting and
@@ -315,6 +379,33 @@ pub(crate) struct CallContext {
 }
 
 impl CallContext {
+    /// The context of a call that runs as a task, after its request was
+    /// answered: no progress token (the request is over), protocol
+    /// 2026-07-28 (questions go out as the task's input requests), and a
+    /// cancellation of its own, which `tasks/cancel` triggers.
+    pub(crate) fn detached(
+        peer: Peer<RoleServer>,
+        capabilities: Option<ClientCapabilities>,
+        cancelled: CancellationToken,
+    ) -> CallContext {
+        CallContext {
+            token: None,
+            peer,
+            cancelled,
+            gate: Mutex::default(),
+            step: Mutex::default(),
+            approval: Mutex::default(),
+            stateless: true,
+            capabilities,
+            continuation: Continuation::default(),
+        }
+    }
+
+    /// Gives the call the answers to its last question (or none).
+    pub(crate) fn answer_with(&mut self, continuation: Continuation) {
+        self.continuation = continuation;
+    }
+
     /// Runs `work`, sending a progress notification every second when the
     /// client asked for progress (and, if it sent any, one that reaches the
     /// total when the work is done), and stopping at once when the client

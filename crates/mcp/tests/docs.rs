@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
-use termpilot_mcp::{INSTRUCTIONS, Toolset, Toolsets};
+use termpilot_mcp::{DEFAULT_MAX_TASKS, INSTRUCTIONS, TASK_TOOLS, Toolset, Toolsets};
 
 fn docs_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/tools.md")
@@ -150,6 +150,40 @@ fn annotations_of(tool: &rmcp::model::Tool) -> String {
     .join(", ")
 }
 
+/// Which tools run as MCP tasks, and how a client uses them.
+fn tasks_section(out: &mut String) {
+    let tools: Vec<String> = TASK_TOOLS.iter().map(|t| format!("`{t}`")).collect();
+    writeln!(
+        out,
+        "\n## Long calls as tasks\n\n\
+         {} run as MCP tasks (protocol 2026-07-28, extension `io.modelcontextprotocol/tasks`) \
+         when the request declares the extension in its client capabilities \
+         (`_meta[\"io.modelcontextprotocol/clientCapabilities\"].extensions`); other calls, and \
+         clients that do not declare it, get the plain result.\n\n\
+         - The call returns at once with `resultType: \"task\"`, a `taskId`, `ttlMs` and \
+         `pollIntervalMs` (1 s).\n\
+         - `tasks/get` reports `working` with a `statusMessage` (how long it has run and the \
+         pane's last line), then `completed` with `result`, the result the plain call returns.\n\
+         - A question for the person (an approval, a secret typed on the secret page) and a \
+         program waiting for input in a `run_command` or `wait_for_command` make the task `input_required`, with \
+         `inputRequests` (elicitations); answer with `tasks/update` and `inputResponses`. A \
+         form answer `{{\"answer\": TEXT}}` is typed followed by Enter (approval rules apply); \
+         a hidden prompt is answered by the person on the secret page (URL mode), never through \
+         the client's answer. Declining a program's prompt ends the task with the \
+         awaiting_input result (the command keeps waiting; its `command_id` picks it up).\n\
+         - `tasks/cancel` ends the wait; for `run_command` termpilot first presses C-c in the \
+         pane. The task ends `cancelled`; its `statusMessage` says what became of the command.\n\
+         - Tasks belong to the server, not to a connection: over HTTP any request with the \
+         bearer token can poll a task. At most `--max-tasks` (default {}) run at once; a task \
+         lives for the longest wait (`--max-wait-s`) plus 15 minutes, and its result is kept \
+         as long again after it ends; at most 8 times `--max-tasks` are kept, running or \
+         finished.",
+        tools.join(", "),
+        DEFAULT_MAX_TASKS
+    )
+    .unwrap();
+}
+
 fn render() -> String {
     let mut out = String::new();
     out.push_str(
@@ -170,9 +204,10 @@ fn render() -> String {
          - A tool the server does not publish (unknown, or in a toolset that is off) is a \
          JSON-RPC error -32602 (`unknown tool: NAME`); malformed JSON is -32700 with \
          `id: null`; a request that is not valid JSON-RPC is -32600.\n\
-         - A wait that times out is a normal result (`outcome: \"timeout\"`), not an error.\n\n\
-         ## Tools\n\n| tool | toolset | title |\n|---|---|---|\n",
+         - A wait that times out is a normal result (`outcome: \"timeout\"`), not an error.\n",
     );
+    tasks_section(&mut out);
+    out.push_str("\n## Tools\n\n| tool | toolset | title |\n|---|---|---|\n");
     let tools = Toolsets::parse("all").expect("all parses").tools();
     for tool in &tools {
         let title = tool.title.as_deref().unwrap_or("");

@@ -61,6 +61,9 @@ struct ServeArgs {
     #[command(flatten)]
     person: server_args::PersonArgs,
 
+    #[command(flatten)]
+    tasks: server_args::TaskArgs,
+
     /// Toolsets to publish, comma-separated: read-only, input, lifecycle,
     /// destructive, or all. The destructive set (kill_*) is off by default.
     #[arg(
@@ -194,6 +197,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         kept_output_bytes: args.kept_output_mb << 20,
         keep_outputs: args.keep_outputs,
         secrets,
+        max_tasks: args.tasks.max_tasks,
     };
     // ssh's master connections put their sockets in a directory of this
     // process's own (owner-only), removed when serve ends.

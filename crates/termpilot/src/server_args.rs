@@ -372,3 +372,12 @@ mod tests {
         assert!(hosts_of_list(" ").unwrap().is_empty());
     }
 }
+
+/// How calls that run as MCP tasks are bounded.
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// The most tool calls running as MCP tasks at once (a client that asks
+    /// for one more gets an error result).
+    #[arg(long, env = "TERMPILOT_MAX_TASKS", default_value_t = termpilot_mcp::DEFAULT_MAX_TASKS)]
+    pub max_tasks: usize,
+}
