@@ -276,7 +276,8 @@ async fn ask(peer: &Peer<RoleServer>, message: String) -> Result<Answer, String>
 }
 
 /// The question: each pane (with its session, program and host) and the
-/// exact text it would get.
+/// exact text it would get, with secrets hidden (a program or session name
+/// may contain one, and the question reaches the client).
 async fn question(server: &TermpilotServer, matched: &[(&Piece, &Regex)]) -> String {
     let mut message = if matched.len() == 1 {
         "An AI agent wants to type this into a terminal. Approve?\n".to_owned()
@@ -322,7 +323,7 @@ async fn question(server: &TermpilotServer, matched: &[(&Piece, &Regex)]) -> Str
             shown(&piece.text)
         ));
     }
-    message
+    server.redact_text(&message)
 }
 
 /// The text as the person should read it: control characters made visible,

@@ -83,8 +83,6 @@ pub struct TermpilotServer {
     pub(crate) questions: Arc<Questions>,
     /// Pages where the person types secrets.
     pub(crate) pages: Arc<SecretPages>,
-    /// What is kept of the secrets the person typed, to hide them in results.
-    pub(crate) fingerprints: Arc<crate::secrets::Fingerprints>,
 }
 
 impl TermpilotServer {
@@ -101,7 +99,7 @@ impl TermpilotServer {
         )?;
         let hosts = Hosts::new(engine.config().clone(), &[], &HostOptions::default())
             .expect("no hosts to refuse");
-        Ok(TermpilotServer {
+        let server = TermpilotServer {
             engine,
             hosts: Arc::new(hosts),
             options: Arc::new(options),
@@ -110,8 +108,9 @@ impl TermpilotServer {
             oversight: Arc::new(Oversight::default()),
             questions: Arc::default(),
             pages: Arc::new(SecretPages::new()),
-            fingerprints: Arc::default(),
-        })
+        };
+        server.install_secrets();
+        Ok(server)
     }
 
     /// The same server with hosts besides the local one (see

@@ -85,7 +85,7 @@ pub(crate) fn field<T: Field>(command: &'static str, name: &str, text: Option<&s
     };
     T::from_field(text).ok_or_else(|| Error::Protocol {
         command: command.to_owned(),
-        detail: format!("field {name} is {text:?}"),
+        detail: format!("field {name} is '{text}'"),
     })
 }
 

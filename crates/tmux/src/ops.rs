@@ -927,7 +927,7 @@ fn created(text: &str) -> Result<(Created, String)> {
 /// C library of tmux's host does not know (tmux escapes those).
 fn renamed(kind: NameKind, asked: &str, stored: &str) -> Error {
     Error::InvalidArgument(format!(
-        "{kind} name {asked:?} is refused: tmux would store it as {stored:?}; use letters, \
+        "{kind} name '{asked}' is refused: tmux would store it as '{stored}'; use letters, \
          digits, spaces and common punctuation"
     ))
 }
