@@ -18,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SERVER_ENV, Client, Termpilot, poll, text_of
+from conftest import BIN, SERVER_ENV, TEST_TIMEOUT, Client, Termpilot, poll, text_of
+from mcp.client.client import Client as ModernClient
+from mcp.client.stdio import StdioServerParameters
 from test_audit import run
 from test_elicitation import VALUE as TYPED_VALUE
 from test_elicitation import Person as PagePerson
-from test_elicitation import READ_SECRET, secret_prompt, serve
+from test_elicitation import MODERN, Modern, secret_prompt, serve
+from test_elicitation import FormPerson as ModernPerson
 from test_person import Person as FormPerson
 
 # Holds `"` and `\`, which Rust's {:?} and JSON escape; short enough to be a
@@ -129,7 +132,7 @@ def test_a_regex_never_matches_secret_characters(tp: Termpilot, tmp_path: Path) 
             "wait_for_text", {"pane": pane, "pattern": "got:.{8}", "regex": True, "since": sent["cursor"]}
         )
         assert waited["outcome"] == "matched", waited
-        assert waited["line"] == f"got:{SHOWN}", waited
+        assert waited["line"].endswith(f"got:{SHOWN}"), waited
         assert waited["matched"] == f"got:{SHOWN}"[:12], waited
 
     checked_run(tp, body)
@@ -248,6 +251,29 @@ def test_the_approval_question_hides_the_program_name(tp: Termpilot, tmp_path: P
     assert_not_logged(tp.log_path.read_text(), PROGRAM)
 
 
+def test_the_input_required_question_hides_the_program_name(tp: Termpilot, tmp_path: Path) -> None:
+    # Protocol 2026-07-28: the question goes out as an input-required result.
+    program = named_after_the_secret(tmp_path)
+    person = ModernPerson("decline")
+    args = ["serve", "-L", tp.socket, *SECRET_ARGS, "--confirm", r"rm\s+-rf"]
+    params = StdioServerParameters(command=BIN, args=args, env=SECRET_ENV)
+
+    async def body() -> None:
+        modern = ModernClient(params, mode=MODERN, elicitation_callback=person, read_timeout_seconds=TEST_TIMEOUT)
+        async with modern:
+            client = Modern(modern)
+            created = await client.ok("create_session", {"name": "q", "command": f"exec {program} 60"})
+            message = await client.err("send_keys", {"pane": created["pane"], "text": "rm -rf ./nothing"})
+            assert "declined" in message, message
+            for seen in client.seen:
+                assert_hidden(seen, PROGRAM)
+        (question,) = person.questions
+        assert f"running {PROGRAM_SHOWN}" in question.message, question.message
+        assert_hidden(question.message, PROGRAM)
+
+    run(body)
+
+
 def test_a_secret_the_person_typed_is_no_oracle(tp: Termpilot) -> None:
     person = PagePerson()
 
@@ -290,6 +316,6 @@ def test_a_secret_printed_in_pieces_shows_no_first_characters(tp: Termpilot, tmp
         whole = await client.ok(
             "wait_for_text", {"pane": pane, "pattern": "got:.+", "regex": True, "since": sent["cursor"]}
         )
-        assert whole["line"] == f"got:{SHOWN}", whole
+        assert whole["line"].endswith(f"got:{SHOWN}"), whole
 
     checked_run(tp, body)

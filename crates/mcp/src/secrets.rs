@@ -13,6 +13,7 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
+use rmcp::model::InputRequiredResult;
 use serde_json::Value;
 use termpilot_journal::{Redaction, Redactor};
 
@@ -185,6 +186,22 @@ impl TermpilotServer {
     /// `read_output`.
     pub(crate) fn redact_text(&self, text: &str) -> String {
         self.redactor().now().redact(text).into_owned()
+    }
+
+    /// An input-required result with every secret hidden in its questions
+    /// (a prompt or a program name may hold one). Should it not convert to
+    /// JSON and back, its questions are replaced by a note that says so:
+    /// better no question than a secret in one.
+    pub(crate) fn redact_question(&self, input: InputRequiredResult) -> InputRequiredResult {
+        let redaction = self.redactor().now();
+        if redaction.is_empty() {
+            return input;
+        }
+        let redacted = serde_json::to_value(&input).ok().and_then(|mut value| {
+            redact_value(&mut value, &redaction);
+            serde_json::from_value(value).ok()
+        });
+        redacted.unwrap_or_else(|| InputRequiredResult::new(None, input.request_state))
     }
 
     /// A tool's outcome with every secret's value replaced by its name, in

@@ -252,7 +252,9 @@ impl ServerHandler for TermpilotServer {
                 let pending = serde_json::json!({"outcome": "input_required"});
                 audit.finish(Ok(&pending), lock(&call.approval).clone());
             }
-            return Ok(CallToolResponse::InputRequired(*input));
+            return Ok(CallToolResponse::InputRequired(
+                self.redact_question(*input),
+            ));
         }
         let outcome = self.redact_outcome(outcome);
         if let Some(audit) = audit {

@@ -985,7 +985,7 @@ mod tests {
         let garbled = PaneRow::parse("list-panes", &fields.join("\x1f").replace("80", "wide"));
         assert_eq!(
             garbled.unwrap_err().to_string(),
-            "unexpected reply from tmux to `list-panes`: field pane_width is \"wide\""
+            "unexpected reply from tmux to `list-panes`: field pane_width is 'wide'"
         );
     }
 
