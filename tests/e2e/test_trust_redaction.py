@@ -165,6 +165,32 @@ def test_anchored_guesses_are_no_oracle(tp: Termpilot, tmp_path: Path) -> None:
     checked_run(tp, body)
 
 
+def test_a_cursor_inside_the_secret_shows_none_of_it(tp: Termpilot, tmp_path: Path) -> None:
+    # Any offset can be put in a cursor: reads and waits from inside the
+    # secret must not see its rest.
+    path = secret_file(tmp_path)
+
+    async def body(client: Client) -> None:
+        pane = await shell(client, "forged")
+        sent = await client.ok("send_keys", {"pane": pane, "text": printing(path)})
+        waited = await client.ok("wait_for_text", {"pane": pane, "pattern": "got:", "since": sent["cursor"]})
+        prefix, start = sent["cursor"].rsplit(".", 1)
+        end = int(waited["cursor"].rsplit(".", 1)[1])
+        for offset in range(int(start), end + 1):
+            # Checked: no three characters of the secret in any result.
+            read = await client.ok("capture_since", {"pane": pane, "cursor": f"{prefix}.{offset}"})
+            assert "q7w" not in read["text"], (offset, read)
+        secret_end = end - len("\r\n")
+        for offset in range(secret_end - len(SECRET.encode()), secret_end):
+            cursor = f"{prefix}.{offset}"
+            for guess in [SECRET[-3:], "^q"]:
+                args = {"pane": pane, "pattern": guess, "regex": guess.startswith("^"), "since": cursor}
+                missed = await client.ok("wait_for_text", args | {"timeout_s": 0.3})
+                assert missed["outcome"] == "timeout", (offset, guess, missed)
+
+    checked_run(tp, body)
+
+
 def test_run_batch_wait_steps_match_redacted_text(tp: Termpilot, tmp_path: Path) -> None:
     path = secret_file(tmp_path)
 

@@ -204,6 +204,57 @@ impl Redaction {
         longest
     }
 
+    /// The most bytes any secret takes, in any form.
+    pub fn longest(&self) -> usize {
+        let forms = self.forms.iter().map(|f| f.text.len());
+        forms
+            .chain(self.typed.iter().map(|f| f.len))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A position at or before `at` in `bytes` that is not inside a secret:
+    /// the start of any secret (in any form) that `at` cuts, or of the
+    /// beginning of one that `bytes` ends in. A read or a wait starting at
+    /// `at` would otherwise see the rest of that secret, which no redaction
+    /// recognizes. (A typed value is recognized only whole.)
+    pub fn start_outside(&self, bytes: &[u8], at: usize) -> usize {
+        let mut at = at.min(bytes.len());
+        while let Some(start) = self.secret_across(bytes, at) {
+            at = start;
+        }
+        at
+    }
+
+    /// The earliest start before `at` of a secret that reaches past `at`
+    /// (or may, when `bytes` end first).
+    fn secret_across(&self, bytes: &[u8], at: usize) -> Option<usize> {
+        let mut earliest: Option<usize> = None;
+        let mut found = |start: usize| earliest = Some(earliest.map_or(start, |e| e.min(start)));
+        for form in self.forms.iter() {
+            let form = form.text.as_bytes();
+            for before in 1..form.len().min(at + 1) {
+                let start = at - before;
+                let seen = &bytes[start..];
+                let n = seen.len().min(form.len());
+                if seen[..n] == form[..n] {
+                    found(start);
+                }
+            }
+        }
+        for fingerprint in self.typed.iter() {
+            for before in 1..fingerprint.len.min(at + 1) {
+                let start = at - before;
+                if let Some(window) = bytes.get(start..start + fingerprint.len)
+                    && fingerprint.is(window)
+                {
+                    found(start);
+                }
+            }
+        }
+        earliest
+    }
+
     /// Every stretch of `flat` that is a secret, unordered.
     fn hits(&self, flat: &str) -> Vec<Hit> {
         let mut hits = Vec::new();
@@ -382,6 +433,35 @@ impl Fingerprint {
                 });
             }
         }
+    }
+}
+
+impl Fingerprint {
+    /// Whether `bytes` are the value.
+    fn is(&self, bytes: &[u8]) -> bool {
+        bytes.len() == self.len
+            && roll(self.base, bytes) == self.rolled
+            && salted(&self.salt, bytes) == self.digest
+    }
+}
+
+impl crate::Journal {
+    /// `offset`, or an earlier one when `offset` falls inside a secret (see
+    /// [`Redaction::start_outside`]): where a read or a wait asked to start
+    /// at `offset` starts, so that it never shows the rest of a secret.
+    pub fn outside_secrets(&self, offset: u64, redaction: &Redaction) -> u64 {
+        let reach = redaction.longest() as u64;
+        if reach == 0 || offset <= self.start() || offset > self.end() {
+            return offset;
+        }
+        let from = offset.saturating_sub(reach).max(self.start());
+        let to = offset.saturating_add(reach).min(self.end());
+        let bytes = self.bytes_between(from, to);
+        if bytes.len() as u64 != to - from {
+            // A gap in between: the offsets of what is held do not line up.
+            return offset;
+        }
+        from + redaction.start_outside(&bytes, (offset - from) as usize) as u64
     }
 }
 

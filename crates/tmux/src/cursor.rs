@@ -34,7 +34,8 @@ impl Engine {
     }
 
     /// The journal offset `cursor` names in `pane`: refused when it belongs
-    /// to another pane or to an earlier tmux server.
+    /// to another pane or to an earlier tmux server. A cursor inside a
+    /// secret (any offset can be forged) names the secret's start instead.
     pub fn offset_in(&self, pane: PaneId, cursor: Cursor) -> Result<u64> {
         if cursor.pane != pane.0 {
             return Err(Error::ForeignCursor { cursor, pane });
@@ -42,7 +43,7 @@ impl Engine {
         if cursor.epoch != self.epoch() {
             return Err(Error::StaleCursor { cursor });
         }
-        Ok(cursor.offset)
+        Ok(self.outside_secrets(pane, cursor.offset))
     }
 
     /// [`Engine::offset_in`] for an optional cursor.

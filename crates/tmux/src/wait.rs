@@ -198,7 +198,8 @@ impl Engine {
         let changes = self.panes_changed();
         let probe = self.probe_pane(pane).await?;
         let (now, dead) = (probe.cursor, probe.dead);
-        let baseline = since.unwrap_or(now).min(now);
+        // A secret being printed when the wait starts is scanned whole.
+        let baseline = self.outside_secrets(pane, since.unwrap_or(now).min(now));
         let typed = self.shared.panes.typed(pane);
         let redaction = self.redaction();
         if spec.include_screen
@@ -295,6 +296,19 @@ impl Engine {
     /// The secrets hidden now, from every text a wait shows and matches.
     pub fn redaction(&self) -> Redaction {
         self.config().redactor.now()
+    }
+
+    /// `offset`, or the start of a secret it falls inside of (see
+    /// [`Journal::outside_secrets`]).
+    pub(crate) fn outside_secrets(&self, pane: PaneId, offset: u64) -> u64 {
+        let redaction = self.redaction();
+        if redaction.is_empty() {
+            return offset;
+        }
+        let from = offset.saturating_sub(redaction.longest() as u64);
+        (self.shared.panes).with_journal_from(pane, from, |journal| {
+            journal.outside_secrets(offset, &redaction)
+        })
     }
 
     /// Waits until the pane has printed nothing for `quiet`.

@@ -166,3 +166,34 @@ proptest! {
         prop_assert!(kept <= before.len());
     }
 }
+
+#[test]
+fn a_position_inside_a_secret_moves_to_its_start() {
+    let now = configured(&[("pw", "hunter22")]);
+    let text = b"got:hunter22 ok";
+    assert_eq!(now.start_outside(text, 7), 4);
+    assert_eq!(now.start_outside(text, 4), 4);
+    assert_eq!(now.start_outside(text, 12), 12);
+    assert_eq!(now.start_outside(text, 2), 2);
+    // The beginning of one whose rest has not arrived yet.
+    assert_eq!(now.start_outside(b"got:hun", 6), 4);
+    assert_eq!(now.start_outside(b"got:hux", 6), 6);
+    let redactor = Redactor::default();
+    redactor.remember_typed("t", "typedvalue", b"salt");
+    assert_eq!(redactor.now().start_outside(b"x typedvalue", 5), 2);
+    assert_eq!(redactor.now().longest(), "typedvalue".len());
+}
+
+#[test]
+fn a_journal_read_never_starts_inside_a_secret() {
+    let mut journal = crate::Journal::new(crate::Limits::default());
+    journal.append(b"$ echo\r\ngot:hunter22\r\n");
+    let now = configured(&[("pw", "hunter22")]);
+    let inside = 8 + 4 + 3;
+    assert_eq!(journal.outside_secrets(inside, &now), 12);
+    assert_eq!(journal.outside_secrets(2, &now), 2);
+    assert_eq!(
+        journal.outside_secrets(inside, &Redaction::default()),
+        inside
+    );
+}
