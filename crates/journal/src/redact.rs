@@ -19,6 +19,12 @@
 //! stretch of text that matches any form of any secret is replaced by
 //! `[secret NAME]`; overlapping stretches become one.
 //!
+//! Text cut at an arbitrary place could show part of a secret that no
+//! redaction recognizes; two rules keep the cuts outside secrets: an
+//! unfinished line's end that could begin one is held back
+//! ([`Redaction::held_back`], used by waits), and a read or wait never starts
+//! inside one ([`Journal::outside_secrets`](crate::Journal::outside_secrets)).
+//!
 //! ```
 //! use termpilot_journal::Redactor;
 //!
