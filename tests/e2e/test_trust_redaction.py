@@ -240,18 +240,23 @@ def named_after_the_secret(tmp_path: Path) -> Path:
     return program
 
 
+async def in_foreground(client: Client, pane: str) -> None:
+    """Waits until the program named after the secret runs in `pane`."""
+
+    async def running() -> bool:
+        listed = await client.ok("list_panes")
+        return any(p["id"] == pane and p["current_command"] == PROGRAM_SHOWN for p in listed["panes"])
+
+    await poll(running, 10, "the program named after the secret in the foreground")
+
+
 def test_a_program_named_like_a_secret(tp: Termpilot, tmp_path: Path) -> None:
     program = named_after_the_secret(tmp_path)
 
     async def body(client: Client) -> None:
         pane = await shell(client, "named")
         await client.ok("send_keys", {"pane": pane, "text": f"{program} 60"})
-
-        async def foreground() -> bool:
-            listed = await client.ok("list_panes")
-            return any(p["current_command"] == PROGRAM_SHOWN for p in listed["panes"])
-
-        await poll(foreground, 10, "the program named after the secret in the foreground")
+        await in_foreground(client, pane)
         message = await client.err("run_command", {"pane": pane, "command": "true", "timeout_s": 5})
         assert PROGRAM_SHOWN in message, message
 
@@ -267,6 +272,7 @@ def test_the_approval_question_hides_the_program_name(tp: Termpilot, tmp_path: P
         async with serve(tp, args, SECRET_ENV, elicitation_callback=person) as client:
             client.__class__ = type("CheckedRecording", (Checked, type(client)), {})
             pane = (await client.ok("create_session", {"name": "q", "command": f"exec {program} 60"}))["pane"]
+            await in_foreground(client, pane)
             message = await client.err("send_keys", {"pane": pane, "text": "rm -rf ./nothing"})
             assert "declined" in message, message
         (question,) = person.questions
@@ -289,6 +295,7 @@ def test_the_input_required_question_hides_the_program_name(tp: Termpilot, tmp_p
         async with modern:
             client = Modern(modern)
             created = await client.ok("create_session", {"name": "q", "command": f"exec {program} 60"})
+            await in_foreground(client, created["pane"])
             message = await client.err("send_keys", {"pane": created["pane"], "text": "rm -rf ./nothing"})
             assert "declined" in message, message
             for seen in client.seen:
@@ -339,6 +346,9 @@ def test_a_secret_printed_in_pieces_shows_no_first_characters(tp: Termpilot, tmp
             {"pane": pane, "pattern": "got:.+", "regex": True, "since": sent["cursor"], "timeout_s": 1.5},
         )
         assert early["outcome"] == "timeout", early
+        # Checked: no three characters of the secret in any result.
+        read = await client.ok("capture_since", {"pane": pane, "cursor": sent["cursor"]})
+        assert read["text"].rstrip().endswith("got:"), read
         whole = await client.ok(
             "wait_for_text", {"pane": pane, "pattern": "got:.+", "regex": True, "since": sent["cursor"]}
         )

@@ -191,6 +191,18 @@ impl Redaction {
         }
     }
 
+    /// [`Redaction::redact`] for output read up to now: unless it ends with
+    /// a line break, its last line is unfinished, and an end that could
+    /// begin a secret is left out (see [`Redaction::held_back`]).
+    pub fn redact_unfinished(&self, text: &str) -> String {
+        let mut out = self.redact(text).into_owned();
+        if !out.ends_with('\n') {
+            let held = self.held_back(&out);
+            out.truncate(out.len() - held);
+        }
+        out
+    }
+
     /// How many bytes at the end of `line` could be the beginning of a
     /// configured value (in any form) whose rest has not arrived yet: a wait
     /// matching an unfinished line leaves them out, so that output cut

@@ -63,7 +63,9 @@ impl Engine {
         });
         let text = termpilot_journal::clean_text(&bytes);
         Ok(Since {
-            text: hide_wrappers(&text).into_owned(),
+            // A secret still arriving shows none of its first characters;
+            // a read from the cursor returned gets it whole (`offset_in`).
+            text: self.redaction().redact_unfinished(&hide_wrappers(&text)),
             lost_bytes,
             cursor: self.cursor(pane, end.offset.max(from)),
         })

@@ -168,6 +168,14 @@ proptest! {
 }
 
 #[test]
+fn output_read_up_to_now_holds_back_a_beginning() {
+    let now = configured(&[("pw", "hunter22")]);
+    assert_eq!(now.redact_unfinished("a\ngot:hunt"), "a\ngot:");
+    assert_eq!(now.redact_unfinished("got:hunt\n"), "got:hunt\n");
+    assert_eq!(now.redact_unfinished("got:hunter22"), "got:[secret pw]");
+}
+
+#[test]
 fn a_position_inside_a_secret_moves_to_its_start() {
     let now = configured(&[("pw", "hunter22")]);
     let text = b"got:hunter22 ok";
