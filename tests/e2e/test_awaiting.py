@@ -311,7 +311,7 @@ def test_a_secret_never_appears_in_an_error_message(server: Server, tmp_path: Pa
         assert asked["outcome"] == "awaiting_input", asked
         assert asked["prompt"] == f"Keep [secret {SECRET_NAME}]? ", asked
         refused = await client.err("run_command", {"pane": pane, "command": "echo next", "timeout_s": 5})
-        assert f"waits for input at \"Keep [secret {SECRET_NAME}]? \"" in refused, refused
+        assert f"waits for input at 'Keep [secret {SECRET_NAME}]? '" in refused, refused
         assert SECRET_VALUE not in refused, refused
 
     server.run(body)
@@ -388,7 +388,7 @@ def test_run_batch_command_and_idle_steps_stop_at_a_prompt(server: Server) -> No
         assert idle["outcome"] == "awaiting_input" and idle["secret"] is True, idle
         assert idle["prompt"] == "Password: ", idle
         text = client.seen[-2]
-        assert '[0] run_command: awaiting input at "Password: ", secret' in text, text
+        assert "[0] run_command: awaiting input at 'Password: ', secret" in text, text
         await client.ok("type_secret", {"pane": pane, "name": SECRET_NAME})
         done = await client.ok("wait_for_command", {"command_id": ran["command_id"], "timeout_s": 10})
         assert done["exit_code"] == 0 and done["output"].endswith(f"got-{len(SECRET_VALUE)}"), done

@@ -400,7 +400,7 @@ def test_a_mistyped_host_is_named_not_read_as_local(tp):
         ]:
             message = await client.err(tool, arguments)
             mistyped = "typo" if "typo" in str(arguments) else "bxo"
-            assert f'host "{mistyped}"' in message and "local, box" in message, (tool, message)
+            assert f"host '{mistyped}'" in message and "local, box" in message, (tool, message)
 
     tp.run(body, extra_args=args)
 

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 /// An id string that is not of the expected kind, such as `@3` where a pane id was due.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected {kind} id such as {example}, got {got:?}")]
+#[error("expected {kind} id such as {example}, got '{got}'")]
 pub struct ParseIdError {
     /// What was expected, with its article: `"a pane"`, `"a window"` or `"a session"`.
     kind: &'static str,
@@ -136,11 +136,11 @@ mod tests {
     #[test]
     fn parse_error_message_says_what_was_expected() {
         let err = "x".parse::<PaneId>().unwrap_err();
-        assert_eq!(err.to_string(), r#"expected a pane id such as %3, got "x""#);
+        assert_eq!(err.to_string(), "expected a pane id such as %3, got 'x'");
         let err = "%1".parse::<SessionId>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            r#"expected a session id such as $3, got "%1""#
+            "expected a session id such as $3, got '%1'"
         );
     }
 

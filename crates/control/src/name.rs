@@ -38,7 +38,7 @@ impl fmt::Display for NameKind {
 /// A name that is not accepted, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{kind} name {name:?} is refused: {reason}; names may hold letters, digits, spaces and \
+    "{kind} name '{name}' is refused: {reason}; names may hold letters, digits, spaces and \
      punctuation except : . $ \\ (and no control characters), and may not start with one of \
      - + = ~ ! ^ {{ @ %"
 )]

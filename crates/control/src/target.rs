@@ -86,7 +86,7 @@ impl TargetKind {
 
 /// A target that is not accepted, with the reason and the accepted forms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{} target {target:?} is refused: {reason}; {}", kind.noun(), kind.accepted())]
+#[error("{} target '{target}' is refused: {reason}; {}", kind.noun(), kind.accepted())]
 pub struct TargetError {
     /// What the target was meant to name.
     pub kind: TargetKind,
@@ -390,7 +390,7 @@ fn parse_slot(text: &str) -> Result<WindowSlot, String> {
     let session = session_part(session)?;
     if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
-            "{index:?} after ':' is not a window index (the index for the new window, in digits)"
+            "'{index}' after ':' is not a window index (the index for the new window, in digits)"
         ));
     }
     Ok(WindowSlot {
@@ -424,7 +424,7 @@ fn split_session(text: &str, kind: TargetKind) -> Result<(&str, &str), String> {
     };
     Err(format!(
         "it has no ':' (tmux would look it up in the current session, or take it for a \
-         session); for the first {} of session {text:?} write {example}",
+         session); for the first {} of session '{text}' write {example}",
         kind.noun()
     ))
 }
@@ -438,7 +438,7 @@ fn session_part(text: &str) -> Result<SessionTarget, String> {
     }
     Name::session(text)
         .map(SessionTarget::Name)
-        .map_err(|e| format!("session {text:?}: {}", e.reason))
+        .map_err(|e| format!("session '{text}': {}", e.reason))
 }
 
 fn window_part(text: &str) -> Result<WindowRef, String> {
@@ -453,7 +453,7 @@ fn window_part(text: &str) -> Result<WindowRef, String> {
     }
     Name::window(text)
         .map(WindowRef::Name)
-        .map_err(|e| format!("window {text:?}: {}", e.reason))
+        .map_err(|e| format!("window '{text}': {}", e.reason))
 }
 
 fn pane_part(text: &str) -> Result<u32, String> {
@@ -464,9 +464,9 @@ fn pane_part(text: &str) -> Result<u32, String> {
         return index_value(text);
     }
     match text.chars().next().and_then(special_start) {
-        Some(meaning) => Err(format!("pane {text:?}: in a target it means {meaning}")),
+        Some(meaning) => Err(format!("pane '{text}': in a target it means {meaning}")),
         None => Err(format!(
-            "pane {text:?} is not a pane index (tmux would look it up as a position such as \
+            "pane '{text}' is not a pane index (tmux would look it up as a position such as \
              \"top\")"
         )),
     }
@@ -482,7 +482,7 @@ fn index_value(digits: &str) -> Result<u32, String> {
 
 fn id<T>(text: &str, kind: &str, parse: fn(&[u8]) -> Option<T>) -> Result<T, String> {
     parse(text.as_bytes()).ok_or_else(|| {
-        format!("{text:?} is not a {kind} id (its sigil followed by digits, as list_panes shows)")
+        format!("'{text}' is not a {kind} id (its sigil followed by digits, as list_panes shows)")
     })
 }
 
@@ -641,7 +641,7 @@ mod tests {
         let err = "-t".parse::<SessionTarget>().unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("session target \"-t\" is refused: it starts with '-'"),
+                .starts_with("session target '-t' is refused: it starts with '-'"),
             "{err}"
         );
         assert!(
@@ -652,7 +652,7 @@ mod tests {
         let err = "main:0.+".parse::<PaneTarget>().unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("pane target \"main:0.+\" is refused: pane \"+\""),
+                .starts_with("pane target 'main:0.+' is refused: pane '+'"),
             "{err}"
         );
     }

@@ -7,7 +7,7 @@
 #[non_exhaustive]
 pub enum Error {
     /// A cursor string did not have the form `c1.<epoch>.<pane>.<offset>`.
-    #[error("invalid cursor {input:?}: {reason}; use a cursor returned by an earlier call")]
+    #[error("invalid cursor '{input}': {reason}; use a cursor returned by an earlier call")]
     InvalidCursor {
         /// The offending input, shortened to at most 64 characters.
         input: String,
@@ -18,7 +18,7 @@ pub enum Error {
     #[error("no patterns given; pass at least one pattern")]
     NoPatterns,
     /// One of the regular expressions did not compile.
-    #[error("pattern {index} ({pattern:?}) is not a valid regular expression: {source}")]
+    #[error("pattern {index} ('{pattern}') is not a valid regular expression: {source}")]
     InvalidRegex {
         /// Position of the pattern in the list.
         index: usize,
@@ -28,7 +28,7 @@ pub enum Error {
         source: Box<regex::Error>,
     },
     /// A pattern matches the empty string, so it would match anywhere at once.
-    #[error("pattern {index} ({pattern:?}) matches empty text, so it would match immediately")]
+    #[error("pattern {index} ('{pattern}') matches empty text, so it would match immediately")]
     MatchesEmpty {
         /// Position of the pattern in the list.
         index: usize,

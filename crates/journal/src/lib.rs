@@ -37,6 +37,8 @@
 //! - `replay`: cleaner plus collapser driven over a journal from any offset.
 //! - `scan` and `pattern`: [`Scanner`] / [`Journal::find`] and what they look for.
 //! - `lines`: [`Journal::lines`], the cleaned line view.
+//! - [`redact`]: the one [`Redactor`] every text leaving the engine passes, and that
+//!   waits match over (a [`Scanner`] given a [`Redaction`] never sees a secret).
 //! - `cursor`: the string form of a position handed to callers; `gap`: dropped output.
 #![deny(missing_docs)]
 
@@ -47,6 +49,7 @@ mod gap;
 mod journal;
 mod lines;
 mod pattern;
+pub mod redact;
 mod replay;
 mod row;
 mod scan;
@@ -58,4 +61,5 @@ pub use gap::{Gap, GapReason};
 pub use journal::{Journal, Limits, Read};
 pub use lines::{Line, LineView};
 pub use pattern::{Needle, Pattern};
+pub use redact::{Redaction, Redactor};
 pub use scan::{Match, Scan, Scanner};

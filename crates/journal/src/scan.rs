@@ -1,6 +1,7 @@
 //! Finding text in a journal: the heart of `wait_for_text`.
 
 use crate::Pattern;
+use crate::Redaction;
 use crate::gap::Gap;
 use crate::journal::Journal;
 use crate::replay::Replay;
@@ -85,6 +86,14 @@ pub struct Scan {
 /// Because only the unfinished row is matched again after more output, a 5 MB line
 /// arriving in 4 KiB appends costs O(total) plus O(16 Ki) per scan, not O(n²).
 ///
+/// # Secrets
+///
+/// A scanner given a [`Redaction`] ([`Scanner::redacting`]) matches each line state
+/// after its secrets are replaced by `[secret NAME]`, so a pattern never observes a
+/// secret's characters, and the match and line it reports are redacted. In the
+/// unfinished last line (and at a soft wrap), an end that could be the beginning of a
+/// secret whose rest has not arrived is left out until the line goes on or ends.
+///
 /// After a match the scanner is done: further scans return the same result.
 #[derive(Debug, Clone)]
 pub struct Scanner {
@@ -103,12 +112,20 @@ impl Scanner {
             hay: String::new(),
             found: None,
             redrawn: false,
+            redaction: Redaction::default(),
+            held: false,
         };
         Scanner {
             replay: Replay::new(from),
             matcher,
             result: None,
         }
+    }
+
+    /// The same scanner, matching over text with `redaction`'s secrets hidden.
+    pub fn redacting(mut self, redaction: Redaction) -> Self {
+        self.matcher.redaction = redaction;
+        self
     }
 
     /// Scans everything appended since the last scan (or since `from`).
@@ -118,7 +135,7 @@ impl Scanner {
         }
         let line_ended = |m: &RowMatcher| m.found.as_ref().is_some_and(|f| f.line_complete);
         self.replay.advance(journal, &mut self.matcher, line_ended);
-        self.matcher.check(self.replay.row_mut());
+        self.matcher.check(self.replay.row_mut(), true);
         if let Some(found) = self.matcher.found.as_mut().filter(|f| !f.line_complete) {
             found.line_end = journal.end();
         }
@@ -155,15 +172,23 @@ struct RowMatcher {
     found: Option<Match>,
     /// A carriage return came after text in the current line.
     redrawn: bool,
+    /// The secrets hidden from the pattern.
+    redaction: Redaction,
+    /// The last check left out an end that could begin a secret: the row
+    /// must be matched again, whole, even if it does not change.
+    held: bool,
 }
 
 impl RowMatcher {
-    /// Matches the row's current text, unless it was already matched unchanged.
-    fn check(&mut self, row: &mut Row) {
-        if self.found.is_some() || !row.changed {
+    /// Matches the row's current text, unless it was already matched unchanged; with
+    /// `hold`, leaves out an end that could begin a secret (see [`Scanner`]).
+    fn check(&mut self, row: &mut Row, hold: bool) {
+        let again = self.held && !hold;
+        if self.found.is_some() || !(row.changed || again) {
             return;
         }
         row.changed = false;
+        self.held = false;
         if row.is_empty() {
             // Only the context, which was matched as part of the previous row.
             return;
@@ -171,7 +196,13 @@ impl RowMatcher {
         self.hay.clear();
         self.hay.push_str(&self.context);
         row.push_text(0.., &mut self.hay);
-        let skip = self.context.chars().next().map_or(0, char::len_utf8);
+        if !self.redaction.is_empty() {
+            self.hide_secrets(hold);
+        }
+        let skip = match self.context.is_empty() {
+            true => 0,
+            false => self.hay.chars().next().map_or(0, char::len_utf8),
+        };
         if let Some((pattern, found)) = self.pattern.find_at(&self.hay, skip) {
             self.found = Some(Match {
                 pattern,
@@ -185,16 +216,28 @@ impl RowMatcher {
             });
         }
     }
+
+    /// Replaces the secrets in `hay`; with `hold`, cuts off an end that could begin one.
+    fn hide_secrets(&mut self, hold: bool) {
+        if let std::borrow::Cow::Owned(redacted) = self.redaction.redact(&self.hay) {
+            self.hay = redacted;
+        }
+        if hold {
+            let held = self.redaction.held_back(&self.hay);
+            self.hay.truncate(self.hay.len() - held);
+            self.held = held > 0;
+        }
+    }
 }
 
 impl RowSink for RowMatcher {
     fn carriage_return(&mut self, row: &mut Row) {
-        self.check(row);
+        self.check(row, false);
         self.redrawn |= !row.is_empty();
     }
 
     fn wrap(&mut self, row: &mut Row) {
-        self.check(row);
+        self.check(row, true);
         self.context.clear();
         row.push_text(
             row.len().saturating_sub(CONTEXT_CHARS + 1)..,
@@ -203,7 +246,7 @@ impl RowSink for RowMatcher {
     }
 
     fn line_end(&mut self, row: &mut Row, end: u64) {
-        self.check(row);
+        self.check(row, false);
         self.context.clear();
         self.redrawn = false;
         if let Some(found) = self.found.as_mut().filter(|f| !f.line_complete) {

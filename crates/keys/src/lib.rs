@@ -14,7 +14,7 @@
 //! assert_eq!(parse_sequence("Escape c").unwrap().len(), 2);
 //! assert_eq!(
 //!     parse_key("Entr").unwrap_err().to_string(),
-//!     "unknown key name \"Entr\" (did you mean \"Enter\"?); \
+//!     "unknown key name 'Entr' (did you mean 'Enter'?); \
 //!      names are tmux key names such as Enter, C-c, M-x, F5, Up",
 //! );
 //! ```

@@ -174,7 +174,7 @@ pub enum KeyError {
     Empty,
     /// The name is not a key tmux knows.
     #[error(
-        "unknown key name {name:?}{}; names are tmux key names such as Enter, C-c, M-x, F5, Up",
+        "unknown key name '{name}'{}; names are tmux key names such as Enter, C-c, M-x, F5, Up",
         did_you_mean(.suggestion)
     )]
     Unknown {
@@ -186,7 +186,7 @@ pub enum KeyError {
     /// tmux parses the name, but a terminal in its default mode has no bytes for the key
     /// (e.g. `S-a`, `C-Tab`); tmux would send nothing or type the name as text.
     #[error(
-        "key {name:?} cannot be sent: a terminal in its default mode has no bytes for it{}",
+        "key '{name}' cannot be sent: a terminal in its default mode has no bytes for it{}",
         did_you_mean(.suggestion)
     )]
     Unsendable {
@@ -196,7 +196,7 @@ pub enum KeyError {
         suggestion: Option<String>,
     },
     /// tmux knows the name, but it cannot be sent to a pane as a key.
-    #[error("key name {name:?} is not supported: {reason}")]
+    #[error("key name '{name}' is not supported: {reason}")]
     Unsupported {
         /// The name as given.
         name: String,
@@ -207,7 +207,7 @@ pub enum KeyError {
 
 fn did_you_mean(suggestion: &Option<String>) -> String {
     match suggestion {
-        Some(s) => format!(" (did you mean {s:?}?)"),
+        Some(s) => format!(" (did you mean '{s}'?)"),
         None => String::new(),
     }
 }

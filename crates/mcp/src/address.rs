@@ -145,7 +145,7 @@ pub(crate) async fn locate<'a>(
         return Ok((host, rest));
     }
     Err(Error::InvalidArgument(format!(
-        "{text:?} names host {name:?}, but no host is called that; the hosts are {}",
+        "'{text}' names host '{name}', but no host is called that; the hosts are {}",
         server.hosts.names().join(", ")
     )))
 }
@@ -181,7 +181,7 @@ pub(crate) fn host_argument(server: &TermpilotServer, name: Option<&str>) -> Too
             Ok(Host::named(name))
         }
         Some(name) => Err(ToolError::refused(format!(
-            "host: no host is called {name:?}; the hosts are {}",
+            "host: no host is called '{name}'; the hosts are {}",
             server.hosts.names().join(", ")
         ))),
     }
@@ -311,7 +311,7 @@ pub(crate) fn cursor_ref(text: &str, index: usize) -> ToolResult<CursorRef> {
     }
     let step = reference.parse().map_err(|_| {
         ToolError::refused(format!(
-            "steps[{index}]: {text:?} is not a reference; use \"$prev\" or \"$N\""
+            "steps[{index}]: '{text}' is not a reference; use \"$prev\" or \"$N\""
         ))
     })?;
     Ok(CursorRef::Step(step))
@@ -333,7 +333,7 @@ mod tests {
         let bad = cursor_ref("$next", 2).unwrap_err().to_string();
         assert_eq!(
             bad,
-            "steps[2]: \"$next\" is not a reference; use \"$prev\" or \"$N\""
+            "steps[2]: '$next' is not a reference; use \"$prev\" or \"$N\""
         );
         let garbled = cursor("c9.1").unwrap_err().to_string();
         assert!(garbled.starts_with("cursor: "), "{garbled}");

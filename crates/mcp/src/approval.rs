@@ -362,7 +362,7 @@ pub(crate) async fn approve(
         };
         return (Err(ToolError::Refused(refusal)), approval);
     }
-    let message = question(matched).await;
+    let message = question(server, matched).await;
     if call.stateless() {
         let asked = form(message).map_err(ToolError::Failed).and_then(|params| {
             let handle = server.questions.ask(tool, arguments, Asked::Approval)?;
@@ -508,8 +508,10 @@ async fn ask(peer: &Peer<RoleServer>, message: String) -> Result<Answer, String>
 }
 
 /// The question: each pane (with its session, program and host) and the
-/// exact line it would get, and each new pane's command.
-async fn question(matched: &[Matched]) -> String {
+/// exact line it would get, and each new pane's command, with secrets hidden
+/// (a program or session name may contain one, and the question reaches the
+/// client).
+async fn question(server: &TermpilotServer, matched: &[Matched]) -> String {
     let mut message = if matched.len() == 1 {
         "An AI agent wants to type this into a terminal. Approve?\n".to_owned()
     } else {
@@ -536,7 +538,7 @@ async fn question(matched: &[Matched]) -> String {
             shown(&format!("{}{enter}", m.line))
         ));
     }
-    message
+    server.redact_text(&message)
 }
 
 /// A pane with its session, window, program and host.

@@ -42,7 +42,7 @@ pub(crate) fn describe(input: &AwaitingInput) -> String {
         "it reads keys: answer with send_keys"
     };
     format!(
-        ": {} waits for input at {:?} ({how})",
+        ": {} waits for input at '{}' ({how})",
         input.program, input.prompt
     )
 }

@@ -145,7 +145,7 @@ impl Scope {
             _ if self.is_open() => Ok(()),
             Some(name) if self.allows(name) => Ok(()),
             Some(name) => Err(ToolError::refused(format!(
-                "session name {name:?} is outside the sessions this server may touch ({})",
+                "session name '{name}' is outside the sessions this server may touch ({})",
                 self.globs.join(", ")
             ))),
             None => Err(ToolError::refused(format!(

@@ -7,13 +7,16 @@
 //! programs (`for=`) is typed only where they alone are in the foreground.
 //!
 //! A secret the person typed on a page (`crate::secret_page`) is not kept:
-//! only its [`Fingerprint`] is, so that results can hide it too.
+//! only its fingerprints are, so that results can hide it too. Hiding is
+//! the work of the one [`Redactor`] (`termpilot_journal::redact`, re-exported by the engine), which the
+//! engine's waits match through as well.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
+use rmcp::model::InputRequiredResult;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use termpilot_journal::{Redaction, Redactor};
 use termpilot_tmux::Recipients;
 
 use crate::error::ToolResult;
@@ -175,16 +178,13 @@ impl Secrets {
         }
     }
 
-    /// Each secret's value that can be read now, with its placeholder.
-    fn replacements(&self) -> Vec<(String, String)> {
-        let mut pairs: Vec<(String, String)> = self
-            .0
+    /// Each secret's name and value, for those that can be read now: what
+    /// the redactor hides.
+    fn readable(&self) -> Vec<(String, String)> {
+        self.0
             .iter()
-            .filter_map(|s| Some((s.value().ok()?, format!("[secret {}]", s.name))))
-            .collect();
-        // A value inside a longer one must not break the longer one's match.
-        pairs.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
-        pairs
+            .filter_map(|s| Some((s.name.clone(), s.value().ok()?)))
+            .collect()
     }
 }
 
@@ -223,154 +223,81 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
-/// A secret the person typed, remembered only well enough to hide it should
-/// a program print it back: its length in bytes and a salted SHA-256, never
-/// the value.
-pub(crate) struct Fingerprint {
-    name: String,
-    len: usize,
-    salt: String,
-    digest: [u8; 32],
-}
-
-/// Values shorter than this are not looked for: hiding every occurrence of
-/// two or three common characters would garble results.
-const SHORTEST_HIDDEN: usize = 4;
-
-/// The most fingerprints kept; the oldest go first.
-const FINGERPRINTS_KEPT: usize = 32;
-
-impl Fingerprint {
-    /// The fingerprint of `value`, typed for the secret `name`; `None` when
-    /// it is too short to look for (or no salt can be made).
-    pub(crate) fn of(name: &str, value: &str) -> Option<Fingerprint> {
-        if value.len() < SHORTEST_HIDDEN {
-            return None;
-        }
-        let salt = crate::random::hex_token(16)?;
-        let digest = salted(&salt, value.as_bytes());
-        Some(Fingerprint {
-            name: name.to_owned(),
-            len: value.len(),
-            salt,
-            digest,
-        })
-    }
-
-    /// `text` with every stretch that has this fingerprint replaced by
-    /// `[secret NAME]`.
-    fn hide(&self, text: &str) -> String {
-        let mut out = String::new();
-        let mut copied = 0;
-        for (start, _) in text.char_indices() {
-            let end = start + self.len;
-            if start < copied || end > text.len() || !text.is_char_boundary(end) {
-                continue;
-            }
-            if salted(&self.salt, &text.as_bytes()[start..end]) == self.digest {
-                out.push_str(&text[copied..start]);
-                out.push_str(&format!("[secret {}]", self.name));
-                copied = end;
-            }
-        }
-        if copied == 0 {
-            return text.to_owned();
-        }
-        out.push_str(&text[copied..]);
-        out
-    }
-}
-
-fn salted(salt: &str, bytes: &[u8]) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    hasher.update(salt.as_bytes());
-    hasher.update(bytes);
-    hasher.finalize().into()
-}
-
-/// The fingerprints of secrets the person typed. A std `Mutex`: held while a
-/// result is scanned, never across an `.await`.
-#[derive(Default)]
-pub(crate) struct Fingerprints(Mutex<Vec<Fingerprint>>);
-
-impl std::fmt::Debug for Fingerprints {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Fingerprints")
-    }
-}
-
-impl Fingerprints {
-    /// Remembers one more.
-    pub(crate) fn add(&self, fingerprint: Fingerprint) {
-        let mut kept = self.lock();
-        if kept.len() == FINGERPRINTS_KEPT {
-            kept.remove(0);
-        }
-        kept.push(fingerprint);
-    }
-
-    fn is_empty(&self) -> bool {
-        self.lock().is_empty()
-    }
-
-    fn hide(&self, text: &str) -> String {
-        let kept = self.lock();
-        kept.iter().fold(text.to_owned(), |text, f| f.hide(&text))
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Fingerprint>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// Replaces every value of `pairs` in `text`.
-fn redact(text: &str, pairs: &[(String, String)]) -> String {
-    pairs.iter().fold(text.to_owned(), |text, (value, shown)| {
-        match text.contains(value.as_str()) {
-            true => text.replace(value.as_str(), shown),
-            false => text,
-        }
-    })
-}
-
-fn redact_value(value: &mut Value, redact: &impl Fn(&str) -> String) {
+fn redact_value(value: &mut Value, redaction: &Redaction) {
     match value {
-        Value::String(s) => *s = redact(s),
-        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, redact)),
-        Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, redact)),
+        Value::String(s) => {
+            if let Cow::Owned(redacted) = redaction.redact(s) {
+                *s = redacted;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, redaction)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, redaction)),
         _ => {}
     }
 }
 
 impl TermpilotServer {
+    /// The one redactor of every text that leaves the server (results,
+    /// questions, errors, the log), shared with every host's engine, whose
+    /// waits match over redacted text.
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.engine.config().redactor
+    }
+
+    /// Makes the redactor read the configured secrets' values whenever it
+    /// redacts (so a value is never kept by it).
+    pub(crate) fn install_secrets(&self) {
+        let secrets = self.options.secrets.clone();
+        self.redactor().set_values(move || secrets.readable());
+    }
+
+    /// Remembers a value the person typed for the secret `name` (as
+    /// fingerprints only), so that results hide it should a program print
+    /// it back. Values shorter than 4 bytes are not looked for.
+    pub(crate) fn remember_typed(&self, name: &str, value: &str) {
+        if let Some(salt) = crate::random::hex_token(16) {
+            self.redactor().remember_typed(name, value, salt.as_bytes());
+        }
+    }
+
     /// `text` with every secret's value (configured, or typed by the person)
     /// replaced by its name: applied to full texts before they are kept for
     /// `read_output`.
     pub(crate) fn redact_text(&self, text: &str) -> String {
-        let pairs = self.options.secrets.replacements();
-        let text = redact(text, &pairs);
-        match self.fingerprints.is_empty() {
-            true => text,
-            false => self.fingerprints.hide(&text),
+        self.redactor().now().redact(text).into_owned()
+    }
+
+    /// An input-required result with every secret hidden in its questions
+    /// (a prompt or a program name may hold one). Should it not convert to
+    /// JSON and back, its questions are replaced by a note that says so:
+    /// better no question than a secret in one.
+    pub(crate) fn redact_question(&self, input: InputRequiredResult) -> InputRequiredResult {
+        let redaction = self.redactor().now();
+        if redaction.is_empty() {
+            return input;
         }
+        let redacted = serde_json::to_value(&input).ok().and_then(|mut value| {
+            redact_value(&mut value, &redaction);
+            serde_json::from_value(value).ok()
+        });
+        redacted.unwrap_or_else(|| InputRequiredResult::new(None, input.request_state))
     }
 
     /// A tool's outcome with every secret's value replaced by its name, in
     /// the text, the structured content and error messages.
     pub(crate) fn redact_outcome(&self, outcome: ToolResult<Done>) -> Result<Done, String> {
         let outcome = outcome.map_err(|error| error.to_string());
-        if self.options.secrets.0.is_empty() && self.fingerprints.is_empty() {
+        let redaction = self.redactor().now();
+        if redaction.is_empty() {
             return outcome;
         }
-        let pairs = self.options.secrets.replacements();
-        let hide = |text: &str| self.fingerprints.hide(&redact(text, &pairs));
         match outcome {
             Ok(mut done) => {
-                done.text = hide(&done.text);
-                redact_value(&mut done.structured, &hide);
+                done.text = redaction.redact(&done.text).into_owned();
+                redact_value(&mut done.structured, &redaction);
                 Ok(done)
             }
-            Err(message) => Err(hide(&message)),
+            Err(message) => Err(redaction.redact(&message).into_owned()),
         }
     }
 }
@@ -418,19 +345,11 @@ mod tests {
     }
 
     #[test]
-    fn redacts_longer_values_first_everywhere() {
-        let pairs = vec![
-            ("hunter2".to_owned(), "[secret pw]".to_owned()),
-            ("hunter".to_owned(), "[secret short]".to_owned()),
-        ];
-        let mut pairs = pairs;
-        pairs.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
-        assert_eq!(
-            redact("got hunter2 and hunter", &pairs),
-            "got [secret pw] and [secret short]"
-        );
+    fn structured_values_are_redacted_everywhere() {
+        let redactor = Redactor::default();
+        redactor.set_values(|| vec![("pw".into(), "hunter2".into())]);
         let mut value = serde_json::json!({"a": ["x hunter2 y", 3], "b": {"c": "hunter2"}});
-        redact_value(&mut value, &|text: &str| redact(text, &pairs));
+        redact_value(&mut value, &redactor.now());
         assert_eq!(
             value,
             serde_json::json!({"a": ["x [secret pw] y", 3], "b": {"c": "[secret pw]"}})
@@ -442,24 +361,5 @@ mod tests {
         let secret: Secret = "tok=env:TP_SURELY_UNSET_VARIABLE".parse().unwrap();
         let error = secret.value().unwrap_err();
         assert!(error.contains("TP_SURELY_UNSET_VARIABLE"), "{error}");
-    }
-
-    #[test]
-    fn a_fingerprint_hides_the_value_it_was_made_of() {
-        let fingerprint = Fingerprint::of("vault", "hunter2").expect("long enough");
-        assert!(!format!("{}{:?}", fingerprint.salt, fingerprint.digest).contains("hunter2"));
-        assert_eq!(
-            fingerprint.hide("you typed: hunter2, hunter2!"),
-            "you typed: [secret vault], [secret vault]!"
-        );
-        assert_eq!(fingerprint.hide("hunter"), "hunter");
-        assert_eq!(fingerprint.hide("é hunter2é"), "é [secret vault]é");
-        assert_eq!(fingerprint.hide(""), "");
-        assert!(Fingerprint::of("pin", "123").is_none());
-        let kept = Fingerprints::default();
-        assert!(kept.is_empty());
-        kept.add(fingerprint);
-        kept.add(Fingerprint::of("other", "s3cr3t").unwrap());
-        assert_eq!(kept.hide("hunter2 s3cr3t"), "[secret vault] [secret other]");
     }
 }

@@ -87,8 +87,6 @@ pub struct TermpilotServer {
     pub(crate) questions: Arc<Questions>,
     /// Pages where the person types secrets.
     pub(crate) pages: Arc<SecretPages>,
-    /// What is kept of the secrets the person typed, to hide them in results.
-    pub(crate) fingerprints: Arc<crate::secrets::Fingerprints>,
     /// Calls running as tasks, and finished ones until their TTL ends
     /// (shared by every session, so a client may poll from a new one).
     pub(crate) tasks: Arc<crate::tasks::Tasks>,
@@ -109,7 +107,7 @@ impl TermpilotServer {
         let hosts = Hosts::new(engine.config().clone(), &[], &HostOptions::default())
             .expect("no hosts to refuse");
         let tasks = crate::tasks::Tasks::new(&options);
-        Ok(TermpilotServer {
+        let server = TermpilotServer {
             engine,
             hosts: Arc::new(hosts),
             options: Arc::new(options),
@@ -118,9 +116,10 @@ impl TermpilotServer {
             oversight: Arc::new(Oversight::default()),
             questions: Arc::default(),
             pages: Arc::new(SecretPages::new()),
-            fingerprints: Arc::default(),
             tasks: Arc::new(tasks),
-        })
+        };
+        server.install_secrets();
+        Ok(server)
     }
 
     /// The same server with hosts besides the local one (see
@@ -283,7 +282,9 @@ impl ServerHandler for TermpilotServer {
                 let pending = serde_json::json!({"outcome": "input_required"});
                 audit.finish(Ok(&pending), lock(&call.approval).clone());
             }
-            return Ok(CallToolResponse::InputRequired(*input));
+            return Ok(CallToolResponse::InputRequired(
+                self.redact_question(*input),
+            ));
         }
         let result = self.settle(outcome, audit, &call);
         tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = result.is_error != Some(true), "tool call");

@@ -46,7 +46,7 @@ impl fmt::Display for Toolset {
 /// A toolset name that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown toolset {0:?}; the toolsets are read-only, input, lifecycle, destructive (or all)"
+    "unknown toolset '{0}'; the toolsets are read-only, input, lifecycle, destructive (or all)"
 )]
 pub struct UnknownToolset(pub String);
 

@@ -136,7 +136,7 @@ mod tests {
         ));
         let error = parse_binding("C-q Entr=detach").unwrap_err();
         assert!(
-            error.to_string().contains("did you mean \"Enter\""),
+            error.to_string().contains("did you mean 'Enter'"),
             "{error}"
         );
     }

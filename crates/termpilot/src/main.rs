@@ -3,6 +3,7 @@
 
 mod admin;
 mod attach;
+mod redacted_log;
 mod run;
 mod server_args;
 
@@ -144,19 +145,21 @@ struct ServeArgs {
     log: String,
 }
 
-fn init_logging(filter: &str) -> anyhow::Result<()> {
+fn init_logging(filter: &str, redactor: termpilot_tmux::Redactor) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .with_context(|| format!("invalid log filter {filter:?}"))?;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(redacted_log::RedactedStderr::new(redactor))
         .with_ansi(false)
         .init();
     Ok(())
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    init_logging(&args.log)?;
+    // The one redactor: the log, every host's engine and the MCP server share it.
+    let redactor = termpilot_tmux::Redactor::default();
+    init_logging(&args.log, redactor.clone())?;
     let toolsets = if args.person.read_only {
         Toolsets::parse("read-only")?
     } else {
@@ -183,6 +186,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = args.server.engine_config();
     config.journal_bytes = args.journal_mb << 20;
     config.history_limit = args.history_limit;
+    config.redactor = redactor;
     let socket = config.socket.clone();
     let engine = Engine::connect(config)
         .await

@@ -404,7 +404,7 @@ async fn current_session(client: &ClientHandle) -> Result<SessionId> {
     let text = crate::engine::ok_reply(answer)?.text();
     text.trim().parse().map_err(|_| Error::Protocol {
         command: "display-message".into(),
-        detail: format!("expected a session id, got {text:?}"),
+        detail: format!("expected a session id, got '{text}'"),
     })
 }
 
@@ -450,7 +450,7 @@ fn session_from_first_reply(first: &Reply) -> Result<SessionId> {
     let field = text.split('\x1f').next().unwrap_or_default();
     field.trim().parse().map_err(|_| Error::Protocol {
         command: "new-session".into(),
-        detail: format!("expected a session id, got {text:?}"),
+        detail: format!("expected a session id, got '{text}'"),
     })
 }
 

@@ -54,6 +54,9 @@ pub struct EngineConfig {
     /// The tmux pane termpilot itself runs in, if any: the engine refuses to
     /// type into or kill it when it belongs to the server in use.
     pub host: Option<HostPane>,
+    /// The secrets hidden from every text the engine shows and from every
+    /// pattern a wait matches (shared: every host's engine gets a clone).
+    pub redactor: termpilot_journal::Redactor,
 }
 
 /// Where termpilot itself runs, as tmux tells its child processes.
@@ -86,6 +89,7 @@ impl Default for EngineConfig {
             journal_bytes: 8 << 20,
             history_limit: 50_000,
             host: HostPane::from_env(),
+            redactor: termpilot_journal::Redactor::default(),
         }
     }
 }

@@ -34,7 +34,8 @@ impl Engine {
     }
 
     /// The journal offset `cursor` names in `pane`: refused when it belongs
-    /// to another pane or to an earlier tmux server.
+    /// to another pane or to an earlier tmux server. A cursor inside a
+    /// secret (any offset can be forged) names the secret's start instead.
     pub fn offset_in(&self, pane: PaneId, cursor: Cursor) -> Result<u64> {
         if cursor.pane != pane.0 {
             return Err(Error::ForeignCursor { cursor, pane });
@@ -42,7 +43,7 @@ impl Engine {
         if cursor.epoch != self.epoch() {
             return Err(Error::StaleCursor { cursor });
         }
-        Ok(cursor.offset)
+        Ok(self.outside_secrets(pane, cursor.offset))
     }
 
     /// [`Engine::offset_in`] for an optional cursor.
@@ -62,7 +63,9 @@ impl Engine {
         });
         let text = termpilot_journal::clean_text(&bytes);
         Ok(Since {
-            text: hide_wrappers(&text).into_owned(),
+            // A secret still arriving shows none of its first characters;
+            // a read from the cursor returned gets it whole (`offset_in`).
+            text: self.redaction().redact_unfinished(&hide_wrappers(&text)),
             lost_bytes,
             cursor: self.cursor(pane, end.offset.max(from)),
         })

@@ -85,7 +85,7 @@ pub(crate) fn field<T: Field>(command: &'static str, name: &str, text: Option<&s
     };
     T::from_field(text).ok_or_else(|| Error::Protocol {
         command: command.to_owned(),
-        detail: format!("field {name} is {text:?}"),
+        detail: format!("field {name} is '{text}'"),
     })
 }
 
@@ -250,11 +250,11 @@ mod tests {
         );
         assert_eq!(
             error.to_string(),
-            "unexpected reply from tmux to `list-panes`: field pane_pid is \"not-a-pid\""
+            "unexpected reply from tmux to `list-panes`: field pane_pid is 'not-a-pid'"
         );
         let flag = Row::parse("list-panes", "%3\x1fyes\x1f1\x1ft\x1f").unwrap_err();
         assert!(
-            flag.to_string().contains("field pane_dead is \"yes\""),
+            flag.to_string().contains("field pane_dead is 'yes'"),
             "{flag}"
         );
         let id = Row::parse("display-message", "3\x1f1\x1f1\x1ft\x1f").unwrap_err();
@@ -273,9 +273,6 @@ mod tests {
             "{error:?}"
         );
         let empty = Row::parse_first("display-message", &reply(&[])).unwrap_err();
-        assert!(
-            empty.to_string().contains("field pane_id is \"\""),
-            "{empty}"
-        );
+        assert!(empty.to_string().contains("field pane_id is ''"), "{empty}");
     }
 }

@@ -93,7 +93,7 @@ pub use ops::{
 pub use secret_delivery::Recipients;
 pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
 pub use termpilot_control::{PaneId, SessionId, WindowId};
-pub use termpilot_journal::Needle;
+pub use termpilot_journal::{Needle, Redaction, Redactor};
 pub use termpilot_keys::Key;
 pub use termpilot_shell::echo;
 pub use transport::{Local, Pipe, Remote, SshOptions, Transport};

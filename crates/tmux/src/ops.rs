@@ -923,7 +923,7 @@ fn created(text: &str) -> Result<(Created, String)> {
 /// C library of tmux's host does not know (tmux escapes those).
 fn renamed(kind: NameKind, asked: &str, stored: &str) -> Error {
     Error::InvalidArgument(format!(
-        "{kind} name {asked:?} is refused: tmux would store it as {stored:?}; use letters, \
+        "{kind} name '{asked}' is refused: tmux would store it as '{stored}'; use letters, \
          digits, spaces and common punctuation"
     ))
 }
@@ -981,7 +981,7 @@ mod tests {
         let garbled = PaneRow::parse("list-panes", &fields.join("\x1f").replace("80", "wide"));
         assert_eq!(
             garbled.unwrap_err().to_string(),
-            "unexpected reply from tmux to `list-panes`: field pane_width is \"wide\""
+            "unexpected reply from tmux to `list-panes`: field pane_width is 'wide'"
         );
     }
 

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use termpilot_control::{Command, PaneId};
-use termpilot_journal::{Journal, Match, Needle, Pattern, Scanner};
+use termpilot_journal::{Journal, Match, Needle, Pattern, Redaction, Scanner};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -181,7 +181,8 @@ impl Engine {
     /// Waits until one of `spec.patterns` appears in the pane's output after
     /// the baseline (or a stop pattern does, or time runs out, or the pane
     /// goes away). See the `echo` module for why the echo of typed input
-    /// never matches.
+    /// never matches. Patterns match over the output with its secrets
+    /// hidden (see [`Scanner`]): they never observe a secret's characters.
     pub async fn wait_for_text(&self, pane: PaneId, spec: &TextWait) -> Result<WaitReport> {
         let since = self.since_offset(pane, spec.since)?;
         let started = Instant::now();
@@ -197,10 +198,14 @@ impl Engine {
         let changes = self.panes_changed();
         let probe = self.probe_pane(pane).await?;
         let (now, dead) = (probe.cursor, probe.dead);
-        let baseline = since.unwrap_or(now).min(now);
+        // A secret being printed when the wait starts is scanned whole.
+        let baseline = self.outside_secrets(pane, since.unwrap_or(now).min(now));
         let typed = self.shared.panes.typed(pane);
+        let redaction = self.redaction();
         if spec.include_screen
-            && let Some(found) = self.match_screen(pane, &pattern, &typed).await?
+            && let Some(found) = self
+                .match_screen(pane, &pattern, &typed, &redaction)
+                .await?
         {
             let outcome = kind(found.index, spec.patterns.len());
             let found = Found {
@@ -212,7 +217,7 @@ impl Engine {
                 .await;
         }
         let earlier = self.lines_before(pane, &typed, baseline);
-        let mut scan = EchoScan::new(pattern, baseline, earlier);
+        let mut scan = EchoScan::new(pattern, baseline, earlier, redaction);
         let deadline = started + spec.timeout;
         loop {
             let typed_now = self.shared.panes.typed(pane);
@@ -286,6 +291,24 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// The secrets hidden now, from every text a wait shows and matches.
+    pub fn redaction(&self) -> Redaction {
+        self.config().redactor.now()
+    }
+
+    /// `offset`, or the start of a secret it falls inside of (see
+    /// [`Journal::outside_secrets`]).
+    pub(crate) fn outside_secrets(&self, pane: PaneId, offset: u64) -> u64 {
+        let redaction = self.redaction();
+        if redaction.is_empty() {
+            return offset;
+        }
+        let from = offset.saturating_sub(redaction.longest() as u64);
+        (self.shared.panes).with_journal_from(pane, from, |journal| {
+            journal.outside_secrets(offset, &redaction)
+        })
     }
 
     /// Waits until the pane has printed nothing for `quiet`.
@@ -512,11 +535,11 @@ impl Engine {
             true => self.capture_raw(pane, crate::Scrollback::None).await.ok(),
             false => None,
         };
-        let tail = match screen {
-            Some(screen) => screen_tail(&screen.lines),
+        let (tail, unfinished) = match screen {
+            Some(screen) => (screen_tail(&screen.lines), false),
             None => self.read_journal(pane, |journal| tail_lines(journal, baseline)),
         };
-        let tail = without_wrappers(tail);
+        let tail = redacted_tail(&self.redaction(), without_wrappers(tail), unfinished);
         Ok(WaitReport {
             outcome,
             found,
@@ -538,6 +561,7 @@ impl Engine {
         pane: PaneId,
         pattern: &Pattern,
         typed: &[Typed],
+        redaction: &Redaction,
     ) -> Result<Option<Found>> {
         let capture = self.capture_raw(pane, crate::Scrollback::None).await?;
         let mut screen = Journal::new(termpilot_journal::Limits::default());
@@ -546,7 +570,7 @@ impl Engine {
             screen.append(b"\n");
         }
         let candidates: Vec<&str> = typed.iter().flat_map(Typed::lines).collect();
-        let mut scan = EchoScan::new(pattern.clone(), 0, Vec::new());
+        let mut scan = EchoScan::new(pattern.clone(), 0, Vec::new(), redaction.clone());
         scan.fixed = candidates.iter().map(|s| s.to_string()).collect();
         Ok(match scan.step(&screen, &[]) {
             Step::Found(m) => Some(Found {
@@ -630,7 +654,9 @@ fn local_index(index: usize, patterns: usize) -> usize {
 /// enough for a few lines, without re-reading megabytes of a flood.
 const TAIL_WINDOW: u64 = 64 * 1024;
 
-fn tail_lines(journal: &Journal, baseline: u64) -> Vec<String> {
+/// The last lines after `baseline`, and whether the last of them is the
+/// unfinished line the pane is printing.
+fn tail_lines(journal: &Journal, baseline: u64) -> (Vec<String>, bool) {
     let from = baseline.max(journal.end().saturating_sub(TAIL_WINDOW));
     let view = journal.lines(from);
     let mut lines: Vec<String> = view.lines.into_iter().map(|line| line.text).collect();
@@ -638,9 +664,23 @@ fn tail_lines(journal: &Journal, baseline: u64) -> Vec<String> {
         // Reading started mid-line: the first line is only a fragment.
         lines.remove(0);
     }
-    lines.extend(view.partial.filter(|p| !p.is_empty()));
+    let partial = view.partial.filter(|p| !p.is_empty());
+    let unfinished = partial.is_some();
+    lines.extend(partial);
     let skip = lines.len().saturating_sub(TAIL_LINES);
-    lines.split_off(skip)
+    (lines.split_off(skip), unfinished)
+}
+
+/// A tail with its secrets hidden, as a wait matches: the end of an
+/// `unfinished` last line that could begin a secret is left out, so output
+/// cut inside a secret shows none of its first characters.
+fn redacted_tail(redaction: &Redaction, tail: Vec<String>, unfinished: bool) -> Vec<String> {
+    let mut tail = redaction.redact_lines(tail);
+    if unfinished && let Some(last) = tail.last_mut() {
+        let held = redaction.held_back(last);
+        last.truncate(last.len() - held);
+    }
+    tail
 }
 
 /// The last lines of a screen with text, trailing spaces removed.
@@ -674,12 +714,15 @@ struct EchoScan {
     /// Where the scanner goes on: a snapshot of the journal from here on is
     /// all the next step reads.
     position: u64,
+    /// The secrets hidden from the pattern (and so from the echo candidates
+    /// compared with what it matched).
+    redaction: Redaction,
 }
 
 impl EchoScan {
-    fn new(pattern: Pattern, baseline: u64, fixed: Vec<String>) -> Self {
+    fn new(pattern: Pattern, baseline: u64, fixed: Vec<String>, redaction: Redaction) -> Self {
         EchoScan {
-            scanner: Scanner::new(pattern.clone(), baseline),
+            scanner: Scanner::new(pattern.clone(), baseline).redacting(redaction.clone()),
             pattern,
             resume: baseline,
             baseline,
@@ -687,6 +730,7 @@ impl EchoScan {
             consumed: Vec::new(),
             lost: 0,
             position: baseline,
+            redaction,
         }
     }
 
@@ -726,7 +770,8 @@ impl EchoScan {
     }
 
     fn restart(&mut self) {
-        self.scanner = Scanner::new(self.pattern.clone(), self.resume);
+        self.scanner =
+            Scanner::new(self.pattern.clone(), self.resume).redacting(self.redaction.clone());
         self.position = self.resume;
     }
 
@@ -736,7 +781,9 @@ impl EchoScan {
             .filter(|t| t.offset >= self.baseline && t.offset <= found.line_end)
             .flat_map(Typed::lines)
             .map(str::to_owned);
-        let mut available: Vec<String> = self.fixed.iter().cloned().chain(after_baseline).collect();
+        let mut available: Vec<String> = (self.fixed.iter().cloned().chain(after_baseline))
+            .map(|line| self.redaction.redact(&line).into_owned())
+            .collect();
         available.dedup();
         available.into_iter().find_map(|candidate| {
             let seen = echo::Seen {

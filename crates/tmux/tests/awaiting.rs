@@ -293,7 +293,7 @@ async fn run_command_is_not_typed_into_a_waiting_read() {
         .run_command(pane, "echo second", Duration::from_secs(3))
         .await;
     let error = refused.expect_err("typed into the read").to_string();
-    assert!(error.contains("waits for input at \"Q? \""), "{error}");
+    assert!(error.contains("waits for input at 'Q? '"), "{error}");
     type_line(&engine, pane, "yes").await;
     let done = engine.wait_for_command(&asked.id, LIMIT).await.unwrap();
     assert_eq!(done.output, "Q? yes\ngot-yes");

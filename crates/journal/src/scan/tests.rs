@@ -379,3 +379,64 @@ fn tells_a_redrawn_line() {
     // A redraw in an earlier line does not count for the next one.
     assert_eq!(redrawn(b"50%\r100%\r\nMARK\r\n"), Some(false));
 }
+
+fn hiding(value: &'static str) -> crate::Redaction {
+    let redactor = crate::Redactor::default();
+    redactor.set_values(move || vec![("pw".to_owned(), value.to_owned())]);
+    redactor.now()
+}
+
+fn regex(source: &str) -> Pattern {
+    Pattern::regexes([source], true).unwrap()
+}
+
+#[test]
+fn a_redacting_scan_never_matches_secret_characters() {
+    let j = journal_of(&[b"got:hunter22\r\n"]);
+    let scan = Scanner::new(regex("got:.{8}"), 0)
+        .redacting(hiding("hunter22"))
+        .scan(&j);
+    assert_eq!(
+        found(&scan),
+        Some((0, "got:[secret ", "got:[secret pw]", 14, true))
+    );
+    for guess in ["got:h", "got:hunter22", "unter"] {
+        let mut scanner = Scanner::new(literal(guess), 0).redacting(hiding("hunter22"));
+        assert_eq!(scanner.scan(&j).found, None, "{guess}");
+    }
+}
+
+#[test]
+fn a_secret_cut_between_appends_shows_no_first_characters() {
+    let mut j = journal_of(&[b"got:hun"]);
+    let mut guess = Scanner::new(regex("got:h"), 0).redacting(hiding("hunter22"));
+    let mut prefix = Scanner::new(regex("got:.*"), 0).redacting(hiding("hunter22"));
+    assert_eq!(guess.scan(&j).found, None);
+    let early = prefix.scan(&j);
+    assert_eq!(found(&early).map(|f| f.2), Some("got:"));
+    j.append(b"ter22\r\n");
+    assert_eq!(guess.scan(&j).found, None);
+}
+
+#[test]
+fn held_back_text_that_was_no_secret_matches_when_the_line_ends() {
+    let mut j = journal_of(&[b"tests: hu"]);
+    let mut scanner = Scanner::new(literal("tests: hu"), 0).redacting(hiding("hunter22"));
+    assert_eq!(scanner.scan(&j).found, None);
+    j.append(b"\r\n");
+    assert_eq!(
+        found(&scanner.scan(&j)),
+        Some((0, "tests: hu", "tests: hu", 11, true))
+    );
+}
+
+#[test]
+fn a_secret_across_a_soft_wrap_is_hidden_on_both_sides() {
+    let mut line = "x".repeat(16 * 1024 - 4);
+    line.push_str("hunter22 tail\r\n");
+    let j = journal_of(&[line.as_bytes()]);
+    let mut scanner =
+        Scanner::new(regex("[a-z]{4} tail|hunt|er22"), 0).redacting(hiding("hunter22"));
+    let scan = scanner.scan(&j);
+    assert!(scan.found.is_none(), "{:?}", scan.found);
+}

@@ -141,12 +141,12 @@ fn rejects_keys_tmux_accepts_but_cannot_send() {
 fn error_messages_name_the_key_and_the_fix() {
     let err = parse_key("Esc").unwrap_err().to_string();
     assert!(
-        err.starts_with(r#"unknown key name "Esc" (did you mean "Escape"?)"#),
+        err.starts_with("unknown key name 'Esc' (did you mean 'Escape'?)"),
         "{err}"
     );
     let err = parse_key("hello").unwrap_err().to_string();
     assert!(
-        err.starts_with(r#"unknown key name "hello"; names are"#),
+        err.starts_with("unknown key name 'hello'; names are"),
         "{err}"
     );
     let err = parse_key("Any").unwrap_err().to_string();
@@ -308,7 +308,7 @@ fn rejects_keys_that_send_nothing_in_normal_mode() {
     let err = parse_key("S-Tab").unwrap_err().to_string();
     assert_eq!(
         err,
-        r#"key "S-Tab" cannot be sent: a terminal in its default mode has no bytes for it (did you mean "BTab"?)"#
+        "key 'S-Tab' cannot be sent: a terminal in its default mode has no bytes for it (did you mean 'BTab'?)"
     );
 }
 

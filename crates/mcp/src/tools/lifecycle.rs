@@ -75,7 +75,7 @@ fn env_pairs(env: Option<BTreeMap<String, String>>) -> ToolResult<Vec<(String, S
             && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
             return Err(ToolError::refused(format!(
-                "env: {key:?} is not a valid variable name (letters, digits and _, not starting with a digit)"
+                "env: '{key}' is not a valid variable name (letters, digits and _, not starting with a digit)"
             )));
         }
         refuse_nul("env value", value)?;
@@ -136,7 +136,7 @@ impl Tool for CreateSession {
             && named != Host::local()
         {
             return Err(ToolError::refused(format!(
-                "name: {name:?} would read as a target on host {}; pick a name without \
+                "name: '{name}' would read as a target on host {}; pick a name without \
                  \"{}/\" in front",
                 named.name(),
                 named.name()

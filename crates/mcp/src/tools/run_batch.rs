@@ -606,7 +606,7 @@ fn awaiting_words(entry: &commands::CommandEntry) -> String {
         _ => "",
     };
     format!(
-        "awaiting input at {prompt:?}{hidden}, command_id {}",
+        "awaiting input at '{prompt}'{hidden}, command_id {}",
         entry.command_id.as_deref().unwrap_or_default()
     )
 }
@@ -685,7 +685,7 @@ mod tests {
         let first = summary.lines().next().unwrap_or_default();
         assert_eq!(
             first,
-            "awaiting input at \"Password: \", secret, command_id tp1"
+            "awaiting input at 'Password: ', secret, command_id tp1"
         );
         assert_eq!(command(Some(0)).summary(), "exit code 0");
     }

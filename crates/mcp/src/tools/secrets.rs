@@ -20,7 +20,6 @@ use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::questions::{self, Asked};
 use crate::secret_page::{About, NoValue, Opened, PersonSecret, wipe};
-use crate::secrets::Fingerprint;
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
@@ -344,9 +343,7 @@ async fn receive_and_type(
         )));
     }
     let value = value.take();
-    if let Some(fingerprint) = Fingerprint::of(&params.name, &value) {
-        server.fingerprints.add(fingerprint);
-    }
+    server.remember_typed(&params.name, &value);
     let cursor = type_value(pane, value, params.enter, &Recipients::default()).await?;
     call.record_approval(Approval {
         asked: true,

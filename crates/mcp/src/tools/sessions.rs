@@ -247,7 +247,7 @@ impl Tool for ListPanes {
         let only = match (named, params.host.as_deref()) {
             (Some(host), Some(asked)) if host.name() != asked => {
                 return Err(ToolError::refused(format!(
-                    "host: {asked:?}, but the target is on host {}",
+                    "host: '{asked}', but the target is on host {}",
                     host.name()
                 )));
             }
@@ -356,7 +356,7 @@ where
 fn recent_failure(server: &TermpilotServer, host: &Host) -> Option<String> {
     let (error, ago) = server.hosts.recent_failure(host.name())?;
     Some(format!(
-        "{error} ({} s ago; a call with host {:?} tries again at once)",
+        "{error} ({} s ago; a call with host '{}' tries again at once)",
         ago.as_secs(),
         host.name()
     ))

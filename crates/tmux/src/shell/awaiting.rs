@@ -56,7 +56,7 @@ impl Engine {
         Err(crate::Error::NotAtPrompt {
             pane,
             why: format!(
-                "{} waits for input at {:?}; answer it with send_keys (or type_secret), then \
+                "{} waits for input at '{}'; answer it with send_keys (or type_secret), then \
                  wait_for_command for the earlier run_command",
                 input.program, input.prompt
             ),
@@ -241,7 +241,12 @@ impl Engine {
         let Some(mut found) = input_state::decide(&facts) else {
             return Ok(None);
         };
-        found.prompt = super::hide_wrappers(&self.prompt_line(pane).await).into_owned();
+        let redaction = self.redaction();
+        let prompt = self.prompt_line(pane).await;
+        found.prompt = redaction
+            .redact(&super::hide_wrappers(&prompt))
+            .into_owned();
+        found.program = redaction.redact(&found.program).into_owned();
         Ok(Some(found))
     }
 

@@ -325,7 +325,7 @@ impl Engine {
             .commands(|commands| commands.by_id.get(id).cloned())
             .ok_or_else(|| {
                 Error::InvalidArgument(format!(
-                    "no running command with id {id:?}; ids come from a run_command that timed out \
+                    "no running command with id '{id}'; ids come from a run_command that timed out \
                      and are forgotten once the command's result has been returned"
                 ))
             })?;
@@ -772,13 +772,13 @@ impl Engine {
             // shell's pid must be right, since its end markers count only
             // once it has the terminal back.
             return Ok(Prompt::Busy(format!(
-                "{name:?} is running in the foreground, not a shell at its prompt; wait for it, \
+                "'{name}' is running in the foreground, not a shell at its prompt; wait for it, \
                  or use send_keys and wait_for_text to talk to it"
             )));
         }
         if let Some(child) = leader.and_then(|pid| foreground_child(fs, pid)) {
             return Ok(Prompt::Busy(format!(
-                "its shell is busy running {child:?}; wait for it (wait_for_idle, or \
+                "its shell is busy running '{child}'; wait for it (wait_for_idle, or \
                  wait_for_command for an earlier run_command) or interrupt it with keys [\"C-c\"]"
             )));
         }
@@ -786,14 +786,14 @@ impl Engine {
             // `sh -c 'cat'` before it has exec'd cat: tmux names it a shell,
             // but what is typed goes to the command, never to a prompt.
             return Ok(Prompt::Busy(format!(
-                "its foreground process runs a command ({script:?}), not an interactive \
+                "its foreground process runs a command ('{script}'), not an interactive \
                  shell at its prompt; use send_keys and wait_for_text to talk to it"
             )));
         }
         Ok(match Shell::from_command(program) {
             Some(shell) => Prompt::Ready(shell, leader.zip(procs)),
             None => Prompt::Busy(format!(
-                "{program:?} is running in the foreground, not a shell at its prompt (a running \
+                "'{program}' is running in the foreground, not a shell at its prompt (a running \
                  command, a REPL or another program); wait for it, or use send_keys and \
                  wait_for_text to talk to it"
             )),

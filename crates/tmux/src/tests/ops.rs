@@ -453,7 +453,7 @@ async fn a_reply_the_engine_cannot_read_is_a_protocol_error() {
         let unreadable = engine.list_sessions().await;
         assert!(
             matches!(&unreadable, Err(Error::Protocol { command, detail })
-                if command == "list-sessions" && detail == "field session_id is \"garbage\""),
+                if command == "list-sessions" && detail == "field session_id is 'garbage'"),
             "{unreadable:?}"
         );
     })
