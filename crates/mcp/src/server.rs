@@ -181,6 +181,8 @@ impl TermpilotServer {
 pub(crate) struct Done {
     pub(crate) structured: Value,
     pub(crate) text: String,
+    /// Content after the text (a picture of a screen).
+    pub(crate) content: Vec<ContentBlock>,
 }
 
 /// A tool's result before it is encoded: its structured content, typed,
@@ -201,7 +203,11 @@ impl Done {
     pub(crate) fn new<T: Serialize>(value: &T, text: String) -> ToolResult<Done> {
         let structured = serde_json::to_value(value)
             .map_err(|e| ToolError::Failed(format!("cannot encode the result: {e}")))?;
-        Ok(Done { structured, text })
+        Ok(Done {
+            structured,
+            text,
+            content: Vec::new(),
+        })
     }
 }
 
@@ -266,7 +272,9 @@ impl ServerHandler for TermpilotServer {
         tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = outcome.is_ok(), "tool call");
         let result = match outcome {
             Ok(done) => {
-                let mut result = CallToolResult::success(vec![ContentBlock::text(done.text)]);
+                let mut blocks = vec![ContentBlock::text(done.text)];
+                blocks.extend(done.content);
+                let mut result = CallToolResult::success(blocks);
                 result.structured_content = Some(done.structured);
                 result
             }

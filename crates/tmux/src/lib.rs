@@ -16,6 +16,7 @@
 //! - `panes`: the pane journals and which client owns each pane's output.
 //! - `ops`: the typed operations the MCP tools call. Text they return is
 //!   clean, with `run_command`'s wrappers shown as the command lines typed.
+//! - `styled`: the screen with its colours and the cursor, for pictures.
 //! - `batch`: many keystroke operations as pipelined chains, and pipelines
 //!   of steps (keystrokes, waits, captures, commands) with typed outcomes.
 //! - `wait`: waiting for text or quiet in a pane's journal.
@@ -60,6 +61,7 @@ mod panes;
 pub mod person;
 mod procfs;
 mod shell;
+mod styled;
 mod targets;
 #[cfg(test)]
 mod tests;
@@ -83,6 +85,7 @@ pub use ops::{
     SessionInfo, Split, SplitDirection,
 };
 pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
+pub use styled::StyledCapture;
 pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::Needle;
 pub use termpilot_keys::Key;
