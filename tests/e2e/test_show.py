@@ -158,8 +158,9 @@ def test_png_shows_colours_glyphs_and_the_cursor_at_known_cells(tp: Termpilot) -
 
 
 def test_svg_hides_the_wrapper_and_redacts_secrets(tp: Termpilot) -> None:
-    """The picture shows what the text shows: run_command's line as typed, a
-    secret by its name, and colours elsewhere."""
+    """The picture shows what the text shows: run_command's line as typed
+    (its wrapper is longer than the pane is wide), a secret by its name,
+    and colours elsewhere."""
 
     async def body(client: Any) -> None:
         pane = await bash_pane(client, "svg")
@@ -167,6 +168,9 @@ def test_svg_hides_the_wrapper_and_redacts_secrets(tp: Termpilot) -> None:
         await at_prompt(client, pane)
         result, _ = await picture(client, pane, "svg")
         svg = svg_of(result)
+        # The picture's text is the text capture's, wrapper lines that
+        # wrapped over several rows included.
+        assert result.structured_content["text"] == await client.capture(pane)
         assert svg.startswith("<svg xmlns=\"http://www.w3.org/2000/svg\""), svg[:100]
         text = result.structured_content["text"]
         assert "[secret pw]" in text and SECRET_VALUE not in text, text

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use termpilot_screen::Screen;
+use termpilot_screen::{Cursor, Screen, unchanged};
 
 /// A busy 200x50 screen: every cell printed, in 256 colours, bold and
 /// underlined runs, a frame of box-drawing characters.
@@ -29,7 +29,7 @@ fn busy_screen() -> Screen {
         capture.extend_from_slice("│\n".as_bytes());
     }
     capture.extend_from_slice(format!("└{}┘", "─".repeat(198)).as_bytes());
-    Screen::from_capture(&capture, 200, 50).expect("a 200x50 screen")
+    Screen::from_capture(&capture, 200, 50, Cursor::at(0, 0), unchanged).expect("a 200x50 screen")
 }
 
 fn main() -> Result<(), termpilot_screen::Error> {

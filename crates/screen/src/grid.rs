@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
+use crate::sgr::parse_line;
 
 /// The most columns a [`Screen`] keeps; wider input is cut on the right.
 pub const MAX_COLS: u16 = 400;
@@ -73,12 +74,25 @@ pub struct Cursor {
     pub visible: bool,
 }
 
+impl Cursor {
+    /// A visible cursor at `row`, `col`.
+    pub fn at(row: u16, col: u16) -> Cursor {
+        Cursor {
+            row,
+            col,
+            visible: true,
+        }
+    }
+}
+
 /// A terminal screen: rows of cells and the cursor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Screen {
     cols: u16,
     rows: Vec<Vec<Cell>>,
     cursor: Cursor,
+    /// The text of the lines shown, wrapped rows joined.
+    lines: Vec<String>,
 }
 
 impl Screen {
@@ -96,32 +110,63 @@ impl Screen {
                 col: 0,
                 visible: true,
             },
+            lines: Vec::new(),
         })
     }
 
-    /// The screen that tmux's `capture-pane -p -e` printed for a pane of
-    /// `cols` × `rows`: one line per row, with the escape sequences that
-    /// set colours and attributes (which carry over from line to line).
-    /// The cursor is left at (0, 0); set it with [`Screen::set_cursor`].
-    pub fn from_capture(capture: &[u8], cols: u16, rows: u16) -> Result<Screen> {
-        let mut stream = Vec::with_capacity(capture.len() + usize::from(rows) * 2);
-        let lines = capture.strip_suffix(b"\n").unwrap_or(capture);
-        for (n, line) in lines
+    /// The screen that tmux's `capture-pane -p -e -J` printed for a pane
+    /// of `cols` × `rows` with its cursor at `cursor`: one line per line of
+    /// text (wrapped rows joined), with the SGR sequences that set colours
+    /// and attributes (which carry over from line to line).
+    ///
+    /// The text goes through `rewrite` first: a function that maps text
+    /// (lines each ended by `\n`) to the text to show instead, line by
+    /// line, without looking ahead; it may drop lines or change them but
+    /// never add any ([`unchanged`] changes nothing). Lines it keeps keep
+    /// their colours; changed lines become plain text; dropped lines close
+    /// up, and the cursor moves with its line. termpilot hides
+    /// `run_command`'s wrapper and redacts secrets this way, so that the
+    /// picture shows what the text shows.
+    pub fn from_capture(
+        capture: &[u8],
+        cols: u16,
+        rows: u16,
+        cursor: Cursor,
+        rewrite: impl Fn(&str) -> Cow<'_, str>,
+    ) -> Result<Screen> {
+        let mut screen = Screen::blank(cols, rows)?;
+        let mut style = Style::default();
+        let body = capture.strip_suffix(b"\n").unwrap_or(capture);
+        let lines: Vec<Vec<Cell>> = body
             .split(|&b| b == b'\n')
-            .take(usize::from(rows))
-            .enumerate()
-        {
-            if n > 0 {
-                stream.extend_from_slice(b"\r\n");
+            .map(|line| parse_line(line, &mut style))
+            .collect();
+        let heights: Vec<usize> = lines.iter().map(|l| height(l.len(), cols)).collect();
+        let (cursor_line, cursor_down) = locate(&heights, cursor.row.into());
+        let shown = rewritten(lines, rewrite);
+        let mut row = 0;
+        let mut cursor_row = None;
+        for (from, cells) in &shown {
+            if *from == cursor_line && cursor_row.is_none() {
+                cursor_row = Some(row + cursor_down);
             }
-            stream.extend_from_slice(line);
+            for piece in pieces(cells, cols) {
+                if let Some(target) = screen.rows.get_mut(row) {
+                    let n = piece.len().min(target.len());
+                    target[..n].copy_from_slice(&piece[..n]);
+                }
+                row += 1;
+            }
         }
-        let mut screen = Screen::from_output(&stream, cols, rows)?;
-        screen.cursor = Cursor {
-            row: 0,
-            col: 0,
-            visible: true,
+        screen.lines = shown.iter().map(|(_, cells)| text_of(cells)).collect();
+        // Below every line, or on a line the rewrite dropped.
+        let below = if cursor_line >= heights.len() {
+            cursor_down
+        } else {
+            0
         };
+        let cursor_row = cursor_row.unwrap_or(row + below).min(usize::from(u16::MAX)) as u16;
+        screen.set_cursor(cursor_row, cursor.col, cursor.visible);
         Ok(screen)
     }
 
@@ -143,6 +188,7 @@ impl Screen {
         }
         let (row, col) = terminal.cursor_position();
         screen.set_cursor(row, col, !terminal.hide_cursor());
+        screen.lines = screen.text();
         Ok(screen)
     }
 
@@ -177,11 +223,10 @@ impl Screen {
 
     /// The text of `row`, without trailing spaces.
     pub fn row_text(&self, row: u16) -> String {
-        let Some(cells) = self.rows.get(usize::from(row)) else {
-            return String::new();
-        };
-        let text: String = cells.iter().map(|c| c.ch).filter(|&c| c != '\0').collect();
-        text.trim_end().to_owned()
+        self.rows
+            .get(usize::from(row))
+            .map(|cells| text_of(cells))
+            .unwrap_or_default()
     }
 
     /// The text of every row, without trailing spaces.
@@ -189,78 +234,127 @@ impl Screen {
         (0..self.rows()).map(|r| self.row_text(r)).collect()
     }
 
-    /// Replaces `row` with plain `text` (default colours), as far as it fits.
-    pub fn set_row_text(&mut self, row: u16, text: &str) {
-        let Some(cells) = self.rows.get_mut(usize::from(row)) else {
-            return;
-        };
-        let mut chars = text.chars();
-        for cell in cells.iter_mut() {
-            *cell = Cell {
-                ch: chars.next().unwrap_or(' '),
-                ..Cell::default()
-            };
-        }
-    }
-
-    /// Rewrites the screen's text through `rewrite`, a function that maps
-    /// a screen's text (rows joined with `\n`) to the text to show
-    /// instead, row by row, without looking ahead: it may drop rows or
-    /// change them, never add any. Rows it keeps as they were keep their
-    /// colours; changed rows become plain text; dropped rows close up, with
-    /// blank rows added at the bottom and the cursor moved up with its row.
-    ///
-    /// Used to hide `run_command`'s wrapper and to redact secrets in the
-    /// picture as in the text.
-    pub fn rewrite_rows(&mut self, rewrite: impl Fn(&str) -> Cow<'_, str>) {
-        let text = self.text();
-        let whole = format!("{}\n", text.join("\n"));
-        if rewrite(&whole) == whole.as_str() {
-            return;
-        }
-        let mut kept = Vec::with_capacity(self.rows.len());
-        let mut shown_before = 0;
-        let mut cursor_row = self.cursor.row;
-        let mut prefix = String::with_capacity(whole.len());
-        for (r, line) in text.iter().enumerate() {
-            prefix.push_str(line);
-            prefix.push('\n');
-            let shown = rewrite(&prefix);
-            let added = shown.get(shown_before..).unwrap_or_default().to_owned();
-            shown_before = shown.len();
-            let mut row = Some(std::mem::take(&mut self.rows[r]));
-            for new_line in added.lines() {
-                if new_line == line
-                    && let Some(row) = row.take()
-                {
-                    kept.push(row);
-                } else {
-                    kept.push(plain_row(new_line, self.cols));
-                }
-            }
-            if added.is_empty() && usize::from(self.cursor.row) > r {
-                cursor_row = cursor_row.saturating_sub(1);
-            }
-        }
-        kept.truncate(MAX_ROWS.into());
-        while kept.len() < text.len() {
-            kept.push(plain_row("", self.cols));
-        }
-        kept.truncate(text.len());
-        self.rows = kept;
-        self.cursor.row = cursor_row;
+    /// The text of the lines on the screen, wrapped rows joined, without
+    /// trailing spaces (what a text capture shows).
+    pub fn lines(&self) -> &[String] {
+        &self.lines
     }
 }
 
-/// A row of `cols` cells showing `text` in default colours.
-fn plain_row(text: &str, cols: u16) -> Vec<Cell> {
-    let mut chars = text.chars();
-    (0..cols)
-        .map(|_| Cell {
-            ch: chars.next().unwrap_or(' '),
-            ..Cell::default()
-        })
-        .collect()
+/// A rewrite that changes nothing, for [`Screen::from_capture`].
+pub fn unchanged(text: &str) -> Cow<'_, str> {
+    Cow::Borrowed(text)
+}
+
+/// The text of `cells`, without trailing spaces.
+fn text_of(cells: &[Cell]) -> String {
+    let text: String = cells.iter().map(|c| c.ch).filter(|&c| c != '\0').collect();
+    text.trim_end().to_owned()
+}
+
+/// Rows a line of `len` cells takes on a screen `cols` wide.
+fn height(len: usize, cols: u16) -> usize {
+    len.div_ceil(usize::from(cols)).max(1)
+}
+
+/// `cells` cut into rows `cols` wide (one empty row for an empty line).
+fn pieces(cells: &[Cell], cols: u16) -> Vec<&[Cell]> {
+    match cells.is_empty() {
+        true => vec![cells],
+        false => cells.chunks(usize::from(cols)).collect(),
+    }
+}
+
+/// The line that screen row `row` belongs to, and how far down that line
+/// the row is (for a row below them all: one past the last line, and how
+/// far below).
+fn locate(heights: &[usize], row: usize) -> (usize, usize) {
+    let mut top = 0;
+    for (line, &height) in heights.iter().enumerate() {
+        if row < top + height {
+            return (line, row - top);
+        }
+        top += height;
+    }
+    (heights.len(), row - top)
+}
+
+/// The lines `rewrite` shows, each with the index of the line it came
+/// from: kept lines as they were, changed lines as plain text.
+fn rewritten(
+    lines: Vec<Vec<Cell>>,
+    rewrite: impl Fn(&str) -> Cow<'_, str>,
+) -> Vec<(usize, Vec<Cell>)> {
+    let texts: Vec<String> = lines.iter().map(|cells| text_of(cells)).collect();
+    let whole: String = texts.iter().map(|t| format!("{t}\n")).collect();
+    if rewrite(&whole) == whole.as_str() {
+        return lines.into_iter().enumerate().collect();
+    }
+    let mut shown = Vec::with_capacity(lines.len());
+    let mut prefix = String::with_capacity(whole.len());
+    let mut shown_before = 0;
+    for (index, (cells, text)) in lines.into_iter().zip(&texts).enumerate() {
+        prefix.push_str(text);
+        prefix.push('\n');
+        let now = rewrite(&prefix);
+        let added = now.get(shown_before..).unwrap_or_default().to_owned();
+        shown_before = now.len();
+        let mut cells = Some(cells);
+        for line in added.lines() {
+            let kept = cells.take_if(|_| line == text);
+            let cut = || {
+                cells
+                    .as_deref()
+                    .and_then(|cells| with_a_piece_cut(cells, line))
+            };
+            match kept {
+                Some(cells) => shown.push((index, cells)),
+                None => shown.push((index, cut().unwrap_or_else(|| plain_line(line)))),
+            }
+        }
+    }
+    shown
+}
+
+/// The cells of `cells` that show `text` when `text` is their text with
+/// one piece cut out (a head, a tail or a middle, as hiding a wrapper's
+/// markers does), so that they keep their colours.
+fn with_a_piece_cut(cells: &[Cell], text: &str) -> Option<Vec<Cell>> {
+    // Each character with the cells it takes (two for a wide one).
+    let mut units: Vec<&[Cell]> = Vec::with_capacity(cells.len());
+    for (i, cell) in cells.iter().enumerate() {
+        match cell.ch {
+            '\0' => {}
+            _ if cell.wide => units.push(&cells[i..(i + 2).min(cells.len())]),
+            _ => units.push(&cells[i..=i]),
+        }
+    }
+    while units.last().is_some_and(|unit| unit[0].ch == ' ') {
+        units.pop();
+    }
+    let wanted: Vec<char> = text.chars().collect();
+    if wanted.len() > units.len() {
+        return None;
+    }
+    let head = units
+        .iter()
+        .zip(&wanted)
+        .take_while(|(unit, ch)| unit[0].ch == **ch)
+        .count();
+    let tail = wanted.len() - head;
+    let ends_alike = units[units.len() - tail..]
+        .iter()
+        .zip(&wanted[head..])
+        .all(|(unit, ch)| unit[0].ch == *ch);
+    ends_alike.then(|| {
+        let kept = units[..head].iter().chain(&units[units.len() - tail..]);
+        kept.flat_map(|unit| unit.iter().copied()).collect()
+    })
+}
+
+/// `text` as cells in default colours.
+fn plain_line(text: &str) -> Vec<Cell> {
+    parse_line(text.as_bytes(), &mut Style::default())
 }
 
 /// Our cell for a vt100 cell.
@@ -297,10 +391,14 @@ fn color(color: vt100::Color) -> Color {
 mod tests {
     use super::*;
 
+    fn captured(capture: &str, cols: u16, rows: u16) -> Screen {
+        Screen::from_capture(capture.as_bytes(), cols, rows, Cursor::at(0, 0), unchanged).unwrap()
+    }
+
     #[test]
     fn capture_lines_keep_their_colours_across_lines() {
         // tmux does not reset attributes at a line's end: red runs on.
-        let screen = Screen::from_capture(b"\x1b[31mred\nstill\x1b[0m plain\n", 20, 3).unwrap();
+        let screen = captured("\x1b[31mred\nstill\x1b[0m plain\n", 20, 3);
         assert_eq!(screen.cell(0, 0).unwrap().style.fg, Color::Indexed(1));
         assert_eq!(screen.cell(1, 0).unwrap().style.fg, Color::Indexed(1));
         assert_eq!(screen.cell(1, 6).unwrap().style.fg, Color::Default);
@@ -308,9 +406,10 @@ mod tests {
     }
 
     #[test]
-    fn a_full_width_line_does_not_wrap_into_the_next_row() {
-        let screen = Screen::from_capture(b"abcd\nefgh\nij", 4, 3).unwrap();
-        assert_eq!(screen.text(), ["abcd", "efgh", "ij"]);
+    fn joined_lines_wrap_at_the_width() {
+        let screen = captured("abcdefgh\nij", 4, 4);
+        assert_eq!(screen.text(), ["abcd", "efgh", "ij", ""]);
+        assert_eq!(screen.lines(), ["abcdefgh", "ij"]);
     }
 
     #[test]
@@ -330,12 +429,12 @@ mod tests {
     }
 
     #[test]
-    fn rewriting_drops_and_changes_rows_and_moves_the_cursor() {
-        let mut screen =
-            Screen::from_capture(b"\x1b[32m$ SECRET go\x1b[0m\nwrapper tail\nout\n$ ", 20, 5)
-                .unwrap();
-        screen.set_cursor(3, 2, true);
-        screen.rewrite_rows(|text| {
+    fn rewriting_drops_and_changes_lines_and_moves_the_cursor() {
+        // The second line wraps over two rows, and goes: the cursor, on the
+        // last line (row 5), moves up two rows.
+        let capture = "\x1b[32m$ SECRET go\x1b[0m\nwrapper tail tail\nout\n$ ";
+        let cursor = Cursor::at(5, 2);
+        let screen = Screen::from_capture(capture.as_bytes(), 10, 6, cursor, |text| {
             if !text.contains("SECRET") && !text.contains("tail") {
                 return Cow::Borrowed(text);
             }
@@ -344,16 +443,36 @@ mod tests {
                 .filter(|line| !line.contains("tail"))
                 .collect();
             Cow::Owned(shown.replace("SECRET", "[secret]"))
-        });
-        assert_eq!(screen.text(), ["$ [secret] go", "out", "$", "", ""]);
+        })
+        .unwrap();
+        assert_eq!(screen.text(), ["$ [secret]", " go", "out", "$", "", ""]);
+        assert_eq!(screen.lines(), ["$ [secret] go", "out", "$"]);
         assert_eq!(screen.cell(0, 0).unwrap().style.fg, Color::Default);
-        assert_eq!(screen.cursor().row, 2);
+        assert_eq!(screen.cell(2, 0).unwrap().style.fg, Color::Default);
+        assert_eq!((screen.cursor().row, screen.cursor().col), (3, 2));
+    }
+
+    #[test]
+    fn a_line_with_a_piece_cut_out_keeps_its_colours() {
+        let capture = "\x1b[32m$\x1b[0m { MARK; ls\n\x1b[31mout\x1b[0m";
+        let screen = Screen::from_capture(capture.as_bytes(), 20, 2, Cursor::at(0, 0), |text| {
+            Cow::Owned(text.replace("{ MARK; ", "").replace("out", "o"))
+        })
+        .unwrap();
+        assert_eq!(screen.lines(), ["$ ls", "o"]);
+        assert_eq!(screen.cell(0, 0).unwrap().style.fg, Color::Indexed(2));
+        assert_eq!(screen.cell(0, 2).unwrap().ch, 'l');
+        // "o" is "out" with its tail cut: still red.
+        assert_eq!(screen.cell(1, 0).unwrap().style.fg, Color::Indexed(1));
     }
 
     #[test]
     fn rewriting_that_changes_nothing_keeps_colours() {
-        let mut screen = Screen::from_capture(b"\x1b[32mgreen", 10, 2).unwrap();
-        screen.rewrite_rows(|text| Cow::Owned(text.to_owned()));
+        let capture = b"\x1b[32mgreen";
+        let screen = Screen::from_capture(capture, 10, 2, Cursor::at(0, 0), |text| {
+            Cow::Owned(text.to_owned())
+        })
+        .unwrap();
         assert_eq!(screen.cell(0, 0).unwrap().style.fg, Color::Indexed(2));
     }
 }

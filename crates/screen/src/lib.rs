@@ -2,16 +2,16 @@
 //!
 //! A [`Screen`] is rows of [`Cell`]s (a character, its colours and
 //! attributes) and a [`Cursor`]. It comes from tmux's `capture-pane -p -e`
-//! ([`Screen::from_capture`]) or from a program's raw output played through
+//! `-J` ([`Screen::from_capture`], which parses the SGR sequences itself
+//! so that it can hide and redact whole lines before laying them out) or from a program's raw output played through
 //! a terminal emulator ([`Screen::from_output`], the `vt100` crate), and
 //! renders to pixels ([`Screen::image`], [`Screen::png`]) or to SVG
 //! ([`Screen::svg`]). Like the other parsers here it does no I/O.
 //!
 //! ```
-//! use termpilot_screen::{CELL_HEIGHT, CELL_WIDTH, Screen, palette};
+//! use termpilot_screen::{CELL_WIDTH, Cursor, Screen, palette, unchanged};
 //!
-//! let mut screen = Screen::from_capture(b"\x1b[41m RED \x1b[0m ok", 20, 2)?;
-//! screen.set_cursor(1, 0, true);
+//! let screen = Screen::from_capture(b"\x1b[41m RED \x1b[0m ok", 20, 2, Cursor::at(1, 0), unchanged)?;
 //! let image = screen.image();
 //! assert_eq!(image.width(), 20 * CELL_WIDTH);
 //! // The first cell is a red space.
@@ -36,9 +36,10 @@ mod error;
 mod grid;
 pub mod palette;
 mod raster;
+mod sgr;
 mod shapes;
 mod svg;
 
 pub use error::{Error, Result};
-pub use grid::{Cell, Color, Cursor, MAX_COLS, MAX_ROWS, Screen, Style};
+pub use grid::{Cell, Color, Cursor, MAX_COLS, MAX_ROWS, Screen, Style, unchanged};
 pub use raster::{CELL_HEIGHT, CELL_WIDTH, Image};

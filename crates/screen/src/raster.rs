@@ -135,6 +135,7 @@ fn coverage(cell: &Cell) -> Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grid::{Cursor, unchanged};
     use crate::palette::{DEFAULT_BG, DEFAULT_FG, indexed};
 
     /// Pixels of the cell at `row`, `col` that are not `bg`.
@@ -148,8 +149,14 @@ mod tests {
 
     #[test]
     fn draws_colours_glyphs_and_the_cursor() {
-        let mut screen =
-            Screen::from_capture(b"\x1b[41m RED \x1b[0m \x1b[1;38;5;46mG\x1b[0m", 20, 3).unwrap();
+        let mut screen = Screen::from_capture(
+            b"\x1b[41m RED \x1b[0m \x1b[1;38;5;46mG\x1b[0m",
+            20,
+            3,
+            Cursor::at(0, 0),
+            unchanged,
+        )
+        .unwrap();
         screen.set_cursor(2, 4, true);
         let image = screen.image();
         assert_eq!(
@@ -177,7 +184,14 @@ mod tests {
 
     #[test]
     fn underline_and_box_drawing_cover_their_lines() {
-        let screen = Screen::from_capture("\x1b[4mu\x1b[0m─│".as_bytes(), 3, 1).unwrap();
+        let screen = Screen::from_capture(
+            "\x1b[4mu\x1b[0m─│".as_bytes(),
+            3,
+            1,
+            Cursor::at(0, 0),
+            unchanged,
+        )
+        .unwrap();
         let mut screen = screen;
         screen.set_cursor(0, 2, false);
         let image = screen.image();

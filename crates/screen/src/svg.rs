@@ -141,10 +141,18 @@ fn escaped(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grid::{Cursor, unchanged};
 
     #[test]
     fn svg_has_a_red_background_run_and_escaped_text() {
-        let mut screen = Screen::from_capture(b"\x1b[41m RED \x1b[0m a<b", 12, 2).unwrap();
+        let mut screen = Screen::from_capture(
+            b"\x1b[41m RED \x1b[0m a<b",
+            12,
+            2,
+            Cursor::at(0, 0),
+            unchanged,
+        )
+        .unwrap();
         screen.set_cursor(1, 0, false);
         let svg = screen.svg();
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"84\""));

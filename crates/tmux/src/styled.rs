@@ -14,10 +14,10 @@ use crate::format::tmux_format;
 pub struct StyledCapture {
     /// The pane.
     pub pane: PaneId,
-    /// `capture-pane -p -e` output: one line per row (not joined), colours
-    /// as SGR sequences that carry over from line to line. `run_command`'s
-    /// wrappers are still in it.
-    pub rows: Vec<u8>,
+    /// `capture-pane -p -e -J` output: one line per line of text (wrapped
+    /// rows joined, trailing spaces kept), colours as SGR sequences that
+    /// carry over from line to line. `run_command`'s wrappers are still in it.
+    pub lines: Vec<u8>,
     /// The pane's width in cells.
     pub width: u16,
     /// The pane's height in cells.
@@ -65,6 +65,7 @@ impl Engine {
         let capture = Command::new("capture-pane")
             .flag("-p")
             .flag("-e")
+            .flag("-J")
             .opt("-t", &target);
         let facts = Command::new("display-message")
             .flag("-p")
@@ -97,7 +98,7 @@ impl Engine {
         let facts = StyledFacts::parse_first("display-message", &facts)?;
         Ok(StyledCapture {
             pane,
-            rows: body.lines.join(&b'\n'),
+            lines: body.lines.join(&b'\n'),
             width: facts.width,
             height: facts.height,
             cursor_x: facts.cursor_x,

@@ -12,7 +12,7 @@ use base64::Engine as _;
 use rmcp::model::{ContentBlock, ResourceContents};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use termpilot_screen::Screen;
+use termpilot_screen::{Cursor, Screen};
 use termpilot_tmux::{Capture, Scrollback, StyledCapture};
 
 use crate::address::pane;
@@ -47,7 +47,7 @@ pub(crate) async fn capture_picture(
     let pane = pane(server, &params.pane).await?;
     let styled = pane.engine.capture_styled(pane.id).await?;
     let screen = shown_screen(server, &styled)?;
-    let mut lines = screen.text();
+    let mut lines = screen.lines().to_vec();
     while lines.last().is_some_and(String::is_empty) {
         lines.pop();
     }
@@ -77,12 +77,26 @@ pub(crate) async fn capture_picture(
 
 /// The screen to draw: tmux's cells, wrappers hidden and secrets redacted.
 fn shown_screen(server: &TermpilotServer, styled: &StyledCapture) -> ToolResult<Screen> {
-    let mut screen = Screen::from_capture(&styled.rows, styled.width, styled.height)
-        .map_err(|e| ToolError::Failed(format!("cannot draw the pane: {e}")))?;
-    screen.set_cursor(styled.cursor_y, styled.cursor_x, styled.cursor_visible);
-    screen.rewrite_rows(termpilot_shell::hide_wrappers);
-    screen.rewrite_rows(|text| Cow::Owned(server.redact_text(text)));
-    Ok(screen)
+    let cursor = Cursor {
+        row: styled.cursor_y,
+        col: styled.cursor_x,
+        visible: styled.cursor_visible,
+    };
+    let (width, height) = (styled.width, styled.height);
+    Screen::from_capture(&styled.lines, width, height, cursor, |text| {
+        shown(server, text)
+    })
+    .map_err(|e| ToolError::Failed(format!("cannot draw the pane: {e}")))
+}
+
+/// `text` as results show it: wrappers hidden, secrets redacted.
+fn shown<'a>(server: &TermpilotServer, text: &'a str) -> Cow<'a, str> {
+    let hidden = termpilot_shell::hide_wrappers(text);
+    let redacted = server.redact_text(&hidden);
+    match redacted == text {
+        true => Cow::Borrowed(text),
+        false => Cow::Owned(redacted),
+    }
 }
 
 /// The picture's content block, and its size for the summary.
