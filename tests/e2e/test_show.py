@@ -1,5 +1,6 @@
 """End-to-end tests of showing what happened (issue 23): capture_pane's
-pictures of a screen, over stdio with the official MCP Python SDK.
+pictures of a screen and recordings of a pane, over stdio with the official
+MCP Python SDK.
 
 The PNG is decoded here with the standard library only (zlib and the five
 PNG row filters), so the test checks the pixels the server sent, not what
@@ -9,12 +10,15 @@ some image library makes of them.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import struct
 import zlib
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pyte
 from conftest import Termpilot, text_of
 from test_waits import BASH_ENV, TMUX_CONFIG, WaitClient, at_prompt, bash_pane, run, send, wait_text
 
@@ -197,3 +201,64 @@ def test_a_picture_refuses_scrollback_and_a_batch_refuses_pictures(tp: Termpilot
         assert result.is_error and "capture_pane for a picture" in text_of(result), text_of(result)
 
     tp.run(body, env=BASH_ENV, extra_args=["--tmux-config", TMUX_CONFIG])
+
+
+def cast_of(result: types.CallToolResult) -> tuple[str, Path]:
+    """The recording a `cast` capture links to: its text and path."""
+    link = result.content[-1]
+    assert isinstance(link, types.ResourceLink), result.content
+    assert link.mime_type == "application/x-asciicast", link
+    path = Path(str(link.uri).removeprefix("file://"))
+    assert path.name.endswith(".cast") and path.is_file(), path
+    return path.read_text(encoding="utf-8"), path
+
+
+def parse_v3(text: str) -> tuple[dict[str, Any], list[tuple[float, str, str]]]:
+    """The header and events of an asciicast v3 file, checked line by line."""
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    header = json.loads(lines[0])
+    assert header["version"] == 3 and header["term"]["cols"] > 0 and header["term"]["rows"] > 0, header
+    events = []
+    for line in lines[1:]:
+        interval, code, data = json.loads(line)
+        assert isinstance(interval, (int, float)) and interval >= 0, line
+        assert code in {"o", "i", "m", "r", "x"} and isinstance(data, str), line
+        events.append((float(interval), code, data))
+    return header, events
+
+
+def test_a_recording_is_v3_hides_wrappers_and_secrets_and_replays_to_the_screen(tp: Termpilot) -> None:
+    """capture_pane {"format": "cast"} writes the pane's output as asciicast
+    v3; replayed through a terminal emulator (pyte) it ends on the screen
+    capture_pane shows."""
+
+    async def body(client: Any) -> None:
+        pane = await bash_pane(client, "cast")
+        # A screen cleared and drawn at places (pyte has no alternate screen).
+        await run(client, pane, r'printf "\e[H\e[2J\e[1;5Hdrawn\e[2;1H"; echo back')
+        await run(client, pane, r'printf "\e[32mgreen\e[0m\n"; sleep 0.3; echo later')
+        await run(client, pane, r'printf "%s\n" "$TP_E2E_PW"')
+        await at_prompt(client, pane)
+        result = await client.call("capture_pane", {"pane": pane, "format": "cast"})
+        assert not result.is_error, text_of(result)
+        assert result.content[0].text.startswith(f"Recording of {pane} ("), result.content[0].text
+        text, path = cast_of(result)
+        header, events = parse_v3(text)
+        output = "".join(data for _, code, data in events if code == "o")
+        assert "green" in output and "later" in output and "back" in output
+        assert SECRET_VALUE not in text and "[secret pw]" in output
+        assert "__termpilot" not in output and "printf '\\033]7770" not in output, output
+        # The sleep shows as time between the output before it and after.
+        assert sum(interval for interval, _, _ in events) >= 0.3, events
+        screen = pyte.Screen(header["term"]["cols"], header["term"]["rows"])
+        pyte.ByteStream(screen).feed(output.encode())
+        replayed = [line.rstrip() for line in screen.display]
+        while replayed and not replayed[-1]:
+            replayed.pop()
+        assert replayed == (await client.capture(pane)).split("\n"), (replayed, path)
+
+    tp.run(
+        body,
+        env=BASH_ENV | {"TP_E2E_PW": SECRET_VALUE},
+        extra_args=["--tmux-config", TMUX_CONFIG, "--secret", "pw=env:TP_E2E_PW"],
+    )

@@ -108,7 +108,8 @@ fn push_after_tail(shown: &mut String, line: &str) {
     let rest = rest
         .strip_prefix("; unset __termpilot_status")
         .unwrap_or(rest);
-    if !rest.trim_end_matches('\n').is_empty() {
+    // A raw stream ends the line with `\r\n`, a screen with `\n`.
+    if !rest.trim_end_matches(['\r', '\n']).is_empty() {
         shown.push_str(rest);
     }
 }
@@ -201,6 +202,14 @@ mod tests {
                 "{shell:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_raw_tail_end_leaves_no_empty_line() {
+        // Raw output ends lines with \r\n: nothing follows the tail there.
+        let typed = wrapper(Shell::Bash, "ls", "tp0123456789abcdef");
+        let raw = format!("{}a.txt\r\n$ ", echoed("$ ", &typed).replace('\n', "\r\n"));
+        assert_eq!(hide_wrappers(&raw), "$ ls\r\na.txt\r\n$ ");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, Reply, TermpilotServer};
 use crate::tools::picture::{CaptureFormat, capture_picture};
+use crate::tools::recording::capture_recording;
 use crate::toolset::Toolset;
 
 /// `capture_pane`.
@@ -40,7 +41,7 @@ pub struct CapturePaneParams {
     /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// History lines above the screen, or "all".
+    /// Lines above the screen, or "all".
     pub scrollback: Option<ScrollbackArg>,
     /// Default 2000.
     #[schemars(range(min = 100, max = 100000))]
@@ -87,7 +88,7 @@ impl Tool for CapturePane {
     // Following output after input (capture_since, a wait from a cursor) is
     // in the server instructions' "Cursors" rule.
     const DESCRIPTION: &'static str =
-        "Return a pane's screen; `scrollback` adds its history, `format` a picture of it.";
+        "A pane's screen; `scrollback` adds history; `format`: image or recording.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = CapturePaneParams;
@@ -99,8 +100,10 @@ impl Tool for CapturePane {
 }
 
 pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Outcome {
-    if let Some(format) = params.format {
-        return capture_picture(server, params, format).await;
+    match params.format {
+        Some(CaptureFormat::Cast) => return capture_recording(server, params).await,
+        Some(format) => return capture_picture(server, params, format).await,
+        None => {}
     }
     let pane = pane(server, &params.pane).await?;
     let scrollback = scrollback(params.scrollback);

@@ -30,6 +30,9 @@ pub enum CaptureFormat {
     Png,
     /// An SVG image.
     Svg,
+    /// An asciicast recording of the output the journal holds (see
+    /// `recording`).
+    Cast,
 }
 
 /// `capture_pane` for a picture `format`: the text result (screen only)
@@ -120,7 +123,8 @@ fn picture(
             let data = base64::engine::general_purpose::STANDARD.encode(png);
             Ok((ContentBlock::image(data, "image/png"), size))
         }
-        CaptureFormat::Svg => {
+        // capture_pane sends `cast` to `recording`, never here.
+        CaptureFormat::Svg | CaptureFormat::Cast => {
             let svg = screen.svg();
             let size = format!("{} bytes", svg.len());
             let resource = ResourceContents::TextResourceContents {
@@ -145,7 +149,7 @@ fn summary(
 ) -> String {
     let kind = match format {
         CaptureFormat::Png => "PNG",
-        CaptureFormat::Svg => "SVG",
+        CaptureFormat::Svg | CaptureFormat::Cast => "SVG",
     };
     let cursor = screen.cursor();
     let shown = match cursor.visible {
