@@ -248,6 +248,11 @@ def test_a_recording_is_v3_hides_wrappers_and_secrets_and_replays_to_the_screen(
         assert "green" in output and "later" in output and "back" in output
         assert SECRET_VALUE not in text and "[secret pw]" in output
         assert "__termpilot" not in output and "printf '\\033]7770" not in output, output
+        # A marker and the typed line for each run_command.
+        markers = [data for _, code, data in events if code == "m" and data.startswith("run_command ")]
+        typed = [data for _, code, data in events if code == "i"]
+        assert len(markers) == 3 and all(re.search(r"\(call \d+\)$", m) for m in markers), markers
+        assert typed[1] == 'printf "\\e[32mgreen\\e[0m\\n"; sleep 0.3; echo later\r', typed
         # The sleep shows as time between the output before it and after.
         assert sum(interval for interval, _, _ in events) >= 0.3, events
         screen = pyte.Screen(header["term"]["cols"], header["term"]["rows"])

@@ -46,6 +46,7 @@ mod catalog;
 mod error;
 pub mod http;
 mod jsonrpc;
+mod notes;
 pub mod oversight;
 mod progress;
 mod questions;

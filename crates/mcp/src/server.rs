@@ -85,6 +85,8 @@ pub struct TermpilotServer {
     pub(crate) pages: Arc<SecretPages>,
     /// What is kept of the secrets the person typed, to hide them in results.
     pub(crate) fingerprints: Arc<crate::secrets::Fingerprints>,
+    /// What each call did to a pane, for its recording.
+    pub(crate) notes: Arc<crate::notes::Notes>,
 }
 
 impl TermpilotServer {
@@ -111,6 +113,7 @@ impl TermpilotServer {
             questions: Arc::default(),
             pages: Arc::new(SecretPages::new()),
             fingerprints: Arc::default(),
+            notes: Arc::default(),
         })
     }
 
@@ -252,7 +255,12 @@ impl ServerHandler for TermpilotServer {
                 state: request.request_state,
             },
         };
+        let noted = arguments.clone();
         let outcome = self.call(&request.name, arguments, &call).await;
+        if let Ok(done) = &outcome {
+            let id = context.id.to_string();
+            (self.notes).record(&request.name, &noted, &id, Some(&done.structured));
+        }
         call.settle_before_response().await;
         if let Err(ToolError::NeedsInput(input)) = outcome {
             if let Some(audit) = audit {

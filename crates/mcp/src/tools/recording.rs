@@ -1,6 +1,8 @@
 //! `capture_pane` with `format` `cast`: what the pane printed, as much as
 //! its journal still holds, written as an asciicast v3 recording (what
-//! `asciinema play` replays) to the output directory, linked from the result.
+//! `asciinema play` replays) to the output directory, linked from the result;
+//! with a marker for each tool call that touched the pane and the input it
+//! typed (see `notes`).
 //!
 //! The recording shows what the text shows: `run_command`'s wrapper is
 //! hidden and secrets are redacted in its output before it is written
@@ -16,6 +18,7 @@ use termpilot_cast::{Event, Header, Writer};
 use crate::address::{Pane, pane};
 use crate::catalog::Outcome;
 use crate::error::{ToolError, ToolResult};
+use crate::notes::Noted;
 use crate::server::TermpilotServer;
 use crate::tools::capture::{CapturePaneParams, captured, scrollback};
 
@@ -46,9 +49,22 @@ pub(crate) async fn export_recording(
     let timed = pane.engine.read_journal(pane.id, |journal| {
         journal.timed_output(journal.start(), journal.end())
     });
-    let events = shown_events(server, timed);
-    let start = events.first().map_or_else(Instant::now, |(at, _)| *at);
     let qualified = pane.host.qualify(pane.id);
+    let mut events: Vec<(Instant, Event)> = shown_events(server, timed)
+        .into_iter()
+        .map(|(at, text)| (at, Event::Output(text.into_bytes())))
+        .collect();
+    let outputs = events.len();
+    for note in server.notes.of(&qualified) {
+        let event = match note.what {
+            Noted::Marker(text) => Event::Marker(server.redact_text(&text)),
+            Noted::Input(text) => Event::Input(server.redact_text(&text)),
+        };
+        events.push((note.at, event));
+    }
+    // Stable: a call's marker stays before its input.
+    events.sort_by_key(|(at, _)| *at);
+    let start = events.first().map_or_else(Instant::now, |(at, _)| *at);
     let began = SystemTime::now() - start.elapsed();
     let header = Header {
         term_type: Some("xterm-256color".to_owned()),
@@ -57,11 +73,8 @@ pub(crate) async fn export_recording(
         ..Header::new(styled.width, styled.height)
     };
     let mut writer = Writer::new(&header);
-    for (at, text) in &events {
-        writer.push(
-            at.duration_since(start),
-            &Event::Output(text.clone().into_bytes()),
-        );
+    for (at, event) in &events {
+        writer.push(at.duration_since(start), event);
     }
     let text = writer.finish();
     let dir = {
@@ -80,9 +93,12 @@ pub(crate) async fn export_recording(
         .last()
         .map_or(Duration::ZERO, |(at, _)| at.duration_since(start));
     let summary = format!(
-        "Recording of {qualified} ({} output events over {:.1} s, {} bytes) written to {}; \
-         `asciinema play` replays it.",
-        events.len(),
+        "Recording of {qualified} ({outputs} output events, {} tool calls, over {:.1} s, {} \
+         bytes) written to {}; `asciinema play` replays it.",
+        events
+            .iter()
+            .filter(|(_, e)| matches!(e, Event::Marker(_)))
+            .count(),
         length.as_secs_f64(),
         text.len(),
         path.display()
