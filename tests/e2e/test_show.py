@@ -13,13 +13,14 @@ import base64
 import json
 import re
 import struct
+import subprocess
 import zlib
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pyte
-from conftest import Termpilot, text_of
+from conftest import Termpilot, poll, text_of
 from test_waits import BASH_ENV, TMUX_CONFIG, WaitClient, at_prompt, bash_pane, run, send, wait_text
 
 # The palette the pictures use (xterm's), and their default colours.
@@ -267,3 +268,24 @@ def test_a_recording_is_v3_hides_wrappers_and_secrets_and_replays_to_the_screen(
         env=BASH_ENV | {"TP_E2E_PW": SECRET_VALUE},
         extra_args=["--tmux-config", TMUX_CONFIG, "--secret", "pw=env:TP_E2E_PW"],
     )
+
+
+def test_a_recording_ends_with_the_exit_status_of_a_program_that_ended(tp: Termpilot) -> None:
+    async def body(client: Any) -> None:
+        subprocess.run(
+            ["tmux", "-L", tp.socket, "set-option", "-g", "remain-on-exit", "on"], check=True, timeout=5
+        )
+        created = await client.ok("create_session", {"name": "ends", "command": "echo bye; sleep 0.2; exit 3"})
+        pane = created["pane"]
+
+        async def dead() -> bool:
+            return bool((await client.pane(pane) or {}).get("dead"))
+
+        await poll(dead, 10.0, f"{pane}'s program to end")
+        result = await client.call("capture_pane", {"pane": pane, "format": "cast"})
+        assert not result.is_error, text_of(result)
+        _, events = parse_v3(cast_of(result)[0])
+        assert events[-1][1:] == ("x", "3"), events
+        assert "bye" in "".join(data for _, code, data in events if code == "o"), events
+
+    tp.run(body, env=BASH_ENV, extra_args=["--tmux-config", TMUX_CONFIG])

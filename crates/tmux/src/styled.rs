@@ -38,6 +38,9 @@ pub struct StyledCapture {
     pub history_size: u64,
     /// The most lines of history tmux keeps for the pane.
     pub history_limit: u64,
+    /// The exit status of the pane's program, when it has ended (and the
+    /// pane stays, as with `remain-on-exit`).
+    pub exit_status: Option<i32>,
 }
 
 tmux_format! {
@@ -52,6 +55,8 @@ tmux_format! {
         in_mode: bool = "pane_in_mode",
         history_size: Option<u64> = "history_size",
         history_limit: Option<u64> = "history_limit",
+        dead: bool = "pane_dead",
+        dead_status: Option<i64> = "pane_dead_status",
     }
 }
 
@@ -109,6 +114,10 @@ impl Engine {
             in_mode: facts.in_mode,
             history_size: facts.history_size.unwrap_or_default(),
             history_limit: facts.history_limit.unwrap_or_default(),
+            exit_status: facts
+                .dead
+                .then(|| facts.dead_status.and_then(|s| i32::try_from(s).ok()))
+                .flatten(),
         })
     }
 }

@@ -64,6 +64,10 @@ pub(crate) async fn export_recording(
     }
     // Stable: a call's marker stays before its input.
     events.sort_by_key(|(at, _)| *at);
+    if let Some(status) = styled.exit_status {
+        let last = events.last().map_or_else(Instant::now, |(at, _)| *at);
+        events.push((last, Event::Exit(status)));
+    }
     let start = events.first().map_or_else(Instant::now, |(at, _)| *at);
     let began = SystemTime::now() - start.elapsed();
     let header = Header {
