@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::clean::{Cleaner, State};
 use crate::gap::{Gap, GapReason};
@@ -69,6 +70,8 @@ pub struct Journal {
     chunk_len: u64,
     /// The cleaner's state at `end`, kept up to date for the next chunk's start.
     cleaner: Cleaner,
+    /// When the latest [`Arrival`] was recorded.
+    last_arrival: Option<Instant>,
 }
 
 /// A run of consecutive offsets: bytes, then at most one gap, which closes the chunk.
@@ -83,7 +86,23 @@ struct Chunk {
     bytes: Arc<Vec<u8>>,
     /// A gap at `offset + bytes.len()`.
     gap: Option<Gap>,
+    /// When output starting in this chunk arrived; shared with snapshots like
+    /// `bytes` (only the open chunk's grow).
+    arrivals: Arc<Vec<Arrival>>,
 }
+
+/// When the output from an offset on arrived (see [`Journal::timed_output`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// The offset of the first byte that arrived then.
+    pub offset: u64,
+    /// When it arrived.
+    pub at: Instant,
+}
+
+/// Appends closer together than this share the first one's arrival: a
+/// flood of small appends keeps at most a thousand a second.
+const ARRIVAL_SPACING: Duration = Duration::from_millis(1);
 
 impl Chunk {
     fn new(offset: u64, state: State, capacity: usize) -> Self {
@@ -92,6 +111,7 @@ impl Chunk {
             state,
             bytes: Arc::new(Vec::with_capacity(capacity)),
             gap: None,
+            arrivals: Arc::default(),
         }
     }
 
@@ -118,6 +138,7 @@ impl Journal {
             end: 0,
             chunk_len,
             cleaner: Cleaner::new(),
+            last_arrival: None,
         }
     }
 
@@ -126,8 +147,26 @@ impl Journal {
         self.limits
     }
 
-    /// Appends raw pane output. Empty appends change nothing.
+    /// Appends raw pane output, arrived now. Empty appends change nothing.
     pub fn append(&mut self, bytes: &[u8]) {
+        self.append_at(bytes, Instant::now());
+    }
+
+    /// Appends raw pane output that arrived at `at` (not before the last
+    /// append's). Empty appends change nothing.
+    pub fn append_at(&mut self, bytes: &[u8], at: Instant) {
+        let spaced = self
+            .last_arrival
+            .is_none_or(|last| at.saturating_duration_since(last) >= ARRIVAL_SPACING);
+        if !bytes.is_empty() && spaced {
+            let offset = self.end;
+            let open = self
+                .chunks
+                .back_mut()
+                .expect("a journal always has a chunk");
+            Arc::make_mut(&mut open.arrivals).push(Arrival { offset, at });
+            self.last_arrival = Some(at);
+        }
         let mut rest = bytes;
         while !rest.is_empty() {
             let room = self.chunk_room();
@@ -188,7 +227,56 @@ impl Journal {
             end: self.end,
             chunk_len: self.chunk_len,
             cleaner: self.cleaner.clone(),
+            last_arrival: self.last_arrival,
         }
+    }
+
+    /// The output held from `from` to `to`, gaps left out, cut where it
+    /// arrived at different times (appends within a millisecond of each
+    /// other count as one): each piece with when it arrived. Bytes held from
+    /// before the first arrival still held (evicted with the chunk that
+    /// had it) take the next known time.
+    pub fn timed_output(&self, from: u64, to: u64) -> Vec<(Instant, Vec<u8>)> {
+        let (from, to) = (from.clamp(self.start(), self.end), to.min(self.end));
+        let first = self.chunk_index(from);
+        let mut now = self.chunks.range(..=first).rev().find_map(|chunk| {
+            chunk
+                .arrivals
+                .iter()
+                .rev()
+                .find(|a| a.offset <= from)
+                .map(|a| a.at)
+        });
+        let mut pieces: Vec<(Option<Instant>, Vec<u8>)> = Vec::new();
+        for chunk in self.chunks.range(first..) {
+            if chunk.offset >= to {
+                break;
+            }
+            let end = chunk.bytes_end().min(to);
+            let start = from.max(chunk.offset);
+            let mut at = start;
+            for arrival in chunk
+                .arrivals
+                .iter()
+                .filter(|a| a.offset >= start && a.offset < end)
+            {
+                timed_piece(&mut pieces, now, chunk, at, arrival.offset);
+                (at, now) = (arrival.offset, Some(arrival.at));
+            }
+            timed_piece(&mut pieces, now, chunk, at, end);
+        }
+        // Fill unknown times from the next known one (or the last).
+        let mut next = self.last_arrival.unwrap_or_else(Instant::now);
+        let mut timed: Vec<(Instant, Vec<u8>)> = pieces
+            .into_iter()
+            .rev()
+            .map(|(at, bytes)| {
+                next = at.unwrap_or(next);
+                (next, bytes)
+            })
+            .collect();
+        timed.reverse();
+        timed
     }
 
     /// Everything held from `from` to the end. A `from` after the end reads nothing.
@@ -315,6 +403,25 @@ impl Journal {
     }
 }
 
+/// Adds `chunk`'s bytes from offset `from` to `to` to `pieces`, with the
+/// piece before when they arrived at the same time.
+fn timed_piece(
+    pieces: &mut Vec<(Option<Instant>, Vec<u8>)>,
+    at: Option<Instant>,
+    chunk: &Chunk,
+    from: u64,
+    to: u64,
+) {
+    if from >= to {
+        return;
+    }
+    let bytes = &chunk.bytes[(from - chunk.offset) as usize..(to - chunk.offset) as usize];
+    match pieces.last_mut() {
+        Some((last, piece)) if *last == at => piece.extend_from_slice(bytes),
+        _ => pieces.push((at, bytes.to_vec())),
+    }
+}
+
 /// Chunks are small enough that eviction never drops more than a quarter of the limit,
 /// and large enough that the per-chunk bookkeeping is negligible.
 fn chunk_len(limits: Limits) -> u64 {
@@ -408,6 +515,36 @@ mod tests {
         assert!(read.gaps.is_empty());
         assert_eq!(read.lost, j.start());
         assert_eq!(read.lost + read.bytes.len() as u64, j.end());
+    }
+
+    #[test]
+    fn timed_output_cuts_where_output_arrived_later() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut j = journal(64);
+        j.append_at(b"ab", ms(0));
+        // Within a millisecond: the same arrival.
+        j.append_at(b"c", ms(0) + Duration::from_micros(300));
+        j.append_at(b"de", ms(50));
+        j.record_gap(GapReason::Paused);
+        j.append_at(b"f", ms(900));
+        assert_eq!(
+            j.timed_output(0, j.end()),
+            [
+                (ms(0), b"abc".to_vec()),
+                (ms(50), b"de".to_vec()),
+                (ms(900), b"f".to_vec())
+            ]
+        );
+        // From the middle of an arrival: its time; up to a bound.
+        assert_eq!(j.timed_output(4, 5), [(ms(50), b"e".to_vec())]);
+        // Evicted arrivals: what is left takes the next known time.
+        let mut small = journal(8);
+        small.append_at(&[b'x'; 30], ms(0));
+        small.append_at(b"y", ms(10));
+        let timed = small.timed_output(0, small.end());
+        assert_eq!(timed.last(), Some(&(ms(10), b"y".to_vec())));
+        assert!(timed.iter().all(|(at, _)| *at == ms(10)), "{timed:?}");
     }
 
     #[test]

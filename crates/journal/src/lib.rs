@@ -58,7 +58,7 @@ pub use clean::clean_text;
 pub use cursor::Cursor;
 pub use error::Error;
 pub use gap::{Gap, GapReason};
-pub use journal::{Journal, Limits, Read};
+pub use journal::{Arrival, Journal, Limits, Read};
 pub use lines::{Line, LineView};
 pub use pattern::{Needle, Pattern};
 pub use redact::{Redaction, Redactor};

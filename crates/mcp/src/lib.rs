@@ -6,7 +6,7 @@
 //! - `catalog`: what a tool is (name, description, annotations, argument and
 //!   result types, handler) and the table of every tool.
 //! - `tools`: the tools, one module per family (sessions, lifecycle, input,
-//!   capture, waits, commands, batch, run_batch, secrets); each tool
+//!   capture, picture, waits, commands, batch, run_batch, secrets); each tool
 //!   declared once, its types' doc comments becoming its published schemas.
 //!   A tool parses its arguments into the engine's types and shows the
 //!   engine's typed results; it reads no tmux text.
@@ -51,6 +51,7 @@ mod catalog;
 mod error;
 pub mod http;
 mod jsonrpc;
+mod notes;
 pub mod oversight;
 mod progress;
 mod questions;

@@ -90,6 +90,8 @@ pub struct TermpilotServer {
     /// Calls running as tasks, and finished ones until their TTL ends
     /// (shared by every session, so a client may poll from a new one).
     pub(crate) tasks: Arc<crate::tasks::Tasks>,
+    /// What each call did to a pane, for its recording.
+    pub(crate) notes: Arc<crate::notes::Notes>,
 }
 
 impl TermpilotServer {
@@ -117,6 +119,7 @@ impl TermpilotServer {
             questions: Arc::default(),
             pages: Arc::new(SecretPages::new()),
             tasks: Arc::new(tasks),
+            notes: Arc::default(),
         };
         server.install_secrets();
         Ok(server)
@@ -194,6 +197,8 @@ impl TermpilotServer {
 pub(crate) struct Done {
     pub(crate) structured: Value,
     pub(crate) text: String,
+    /// Content after the text (a picture of a screen).
+    pub(crate) content: Vec<ContentBlock>,
 }
 
 /// A tool's result before it is encoded: its structured content, typed,
@@ -214,7 +219,11 @@ impl Done {
     pub(crate) fn new<T: Serialize>(value: &T, text: String) -> ToolResult<Done> {
         let structured = serde_json::to_value(value)
             .map_err(|e| ToolError::Failed(format!("cannot encode the result: {e}")))?;
-        Ok(Done { structured, text })
+        Ok(Done {
+            structured,
+            text,
+            content: Vec::new(),
+        })
     }
 }
 
@@ -272,10 +281,16 @@ impl ServerHandler for TermpilotServer {
                 state: request.request_state,
             },
         };
+        let noted = arguments.clone();
         let caller = crate::caller::Caller::of(&context);
         let outcome = caller
             .scope(self.call(&request.name, arguments, &call))
             .await;
+        if let Ok(done) = &outcome {
+            let id = context.id.to_string();
+            self.notes
+                .record(&request.name, &noted, &id, Some(&done.structured));
+        }
         call.settle_before_response().await;
         if let Err(ToolError::NeedsInput(input)) = outcome {
             if let Some(audit) = audit {
@@ -335,7 +350,9 @@ impl TermpilotServer {
         }
         let result = match outcome {
             Ok(done) => {
-                let mut result = CallToolResult::success(vec![ContentBlock::text(done.text)]);
+                let mut blocks = vec![ContentBlock::text(done.text)];
+                blocks.extend(done.content);
+                let mut result = CallToolResult::success(blocks);
                 result.structured_content = Some(done.structured);
                 result
             }

@@ -27,6 +27,9 @@ pub fn hide_wrappers(text: &str) -> Cow<'_, str> {
     for line in text.split_inclusive('\n') {
         if in_tail {
             in_tail = !is_tail_end(line);
+            if !in_tail {
+                push_after_tail(&mut shown, line);
+            }
             continue;
         }
         match tail_start(line) {
@@ -40,8 +43,11 @@ pub fn hide_wrappers(text: &str) -> Cow<'_, str> {
                     shown.push('\n');
                 }
                 in_tail = !is_tail_end(&line[at..]);
+                if !in_tail {
+                    push_after_tail(&mut shown, &line[at..]);
+                }
             }
-            None if is_tail_end(line) => {}
+            None if is_tail_end(line) => push_after_tail(&mut shown, line),
             None => push_without_starts(&mut shown, line),
         }
     }
@@ -80,6 +86,32 @@ fn is_tail_end(line: &str) -> bool {
         nonce_len(&line[at + MARK.len()..])
             .is_some_and(|n| line[at + MARK.len() + n..].starts_with(END_MARK))
     })
+}
+
+/// Pushes what follows the tail's end in `line`, if anything does: output
+/// that `capture-pane -J` joined to the tail's last row because that row
+/// filled the pane's width exactly.
+fn push_after_tail(shown: &mut String, line: &str) {
+    let after_marker = line.match_indices(MARK).find_map(|(at, _)| {
+        let after = &line[at + MARK.len()..];
+        let n = nonce_len(after)?;
+        after[n..].strip_prefix(END_MARK)
+    });
+    // The marker's argument runs to its closing quote; bash then unsets its
+    // status variable.
+    let Some(rest) = after_marker
+        .and_then(|a| a.split_once('"'))
+        .map(|(_, rest)| rest)
+    else {
+        return;
+    };
+    let rest = rest
+        .strip_prefix("; unset __termpilot_status")
+        .unwrap_or(rest);
+    // A raw stream ends the line with `\r\n`, a screen with `\n`.
+    if !rest.trim_end_matches(['\r', '\n']).is_empty() {
+        shown.push_str(rest);
+    }
 }
 
 /// Pushes `line` with every `{ printf '\033]7770;NONCE;start\007'; ` (fish:
@@ -152,6 +184,32 @@ mod tests {
                 "{shell:?}"
             );
         }
+    }
+
+    #[test]
+    fn output_joined_to_the_tails_last_row_is_kept() {
+        // The tail's last row filled the width exactly, so `capture-pane -J`
+        // joined the command's first line of output to it.
+        for shell in Shell::ALL {
+            let typed = wrapper(shell, "echo hi; echo there", "tp0123456789abcdef");
+            let joined = format!(
+                "{}hi\nthere\n$ ",
+                echoed("$ ", &typed).trim_end_matches('\n')
+            );
+            assert_eq!(
+                hide_wrappers(&joined),
+                "$ echo hi; echo there\nhi\nthere\n$ ",
+                "{shell:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_raw_tail_end_leaves_no_empty_line() {
+        // Raw output ends lines with \r\n: nothing follows the tail there.
+        let typed = wrapper(Shell::Bash, "ls", "tp0123456789abcdef");
+        let raw = format!("{}a.txt\r\n$ ", echoed("$ ", &typed).replace('\n', "\r\n"));
+        assert_eq!(hide_wrappers(&raw), "$ ls\r\na.txt\r\n$ ");
     }
 
     #[test]

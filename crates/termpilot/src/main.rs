@@ -4,6 +4,7 @@
 mod admin;
 mod attach;
 mod redacted_log;
+mod replay;
 mod run;
 mod server_args;
 
@@ -46,6 +47,8 @@ enum Commands {
     Status(admin::StatusArgs),
     /// End termpilot's tmux server and its sessions (they outlive `serve` on purpose).
     Stop(admin::StopArgs),
+    /// Play a recording (capture_pane's `cast` format) in this terminal.
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(Debug, Args)]
@@ -336,5 +339,6 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         Commands::Attach(args) => attach::attach(args),
         Commands::Status(args) => admin::status(args),
         Commands::Stop(args) => admin::stop(args),
+        Commands::Replay(args) => replay::replay(args),
     }
 }

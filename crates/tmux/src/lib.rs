@@ -16,6 +16,7 @@
 //! - `panes`: the pane journals and which client owns each pane's output.
 //! - `ops`: the typed operations the MCP tools call. Text they return is
 //!   clean, with `run_command`'s wrappers shown as the command lines typed.
+//! - `styled`: the screen with its colours and the cursor, for pictures.
 //! - `batch`: many keystroke operations as pipelined chains, and pipelines
 //!   of steps (keystrokes, waits, captures, commands) with typed outcomes.
 //! - [`gate`]: the input gate every typed byte and new pane's command
@@ -68,6 +69,7 @@ pub mod person;
 mod procfs;
 mod secret_delivery;
 mod shell;
+mod styled;
 mod targets;
 #[cfg(test)]
 mod tests;
@@ -92,6 +94,7 @@ pub use ops::{
 };
 pub use secret_delivery::Recipients;
 pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
+pub use styled::StyledCapture;
 pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::{Needle, Redaction, Redactor};
 pub use termpilot_keys::Key;

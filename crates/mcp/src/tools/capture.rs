@@ -9,6 +9,8 @@ use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, Reply, TermpilotServer};
+use crate::tools::picture::{CaptureFormat, capture_picture};
+use crate::tools::recording::capture_recording;
 use crate::toolset::Toolset;
 
 /// `capture_pane`.
@@ -39,11 +41,13 @@ pub struct CapturePaneParams {
     /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// Lines of history above the screen, or "all" (default: screen only).
+    /// Lines above the screen, or "all".
     pub scrollback: Option<ScrollbackArg>,
     /// Default 2000.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
+    // No description: the tool's names it, and the default tool list is at its cap.
+    pub format: Option<CaptureFormat>,
 }
 
 /// Result of `capture_pane`.
@@ -81,8 +85,10 @@ pub struct CaptureEntry {
 impl Tool for CapturePane {
     const NAME: &'static str = "capture_pane";
     const TITLE: &'static str = "Read a pane's screen";
-    const DESCRIPTION: &'static str = "Return a pane's screen, or with `scrollback` its history \
-        too. To follow output after input, use capture_since or a wait with the cursor instead.";
+    // Following output after input (capture_since, a wait from a cursor) is
+    // in the server instructions' "Cursors" rule.
+    const DESCRIPTION: &'static str =
+        "A pane's screen; `scrollback` adds history; `format`: image or recording.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = CapturePaneParams;
@@ -94,6 +100,11 @@ impl Tool for CapturePane {
 }
 
 pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Outcome {
+    match params.format {
+        Some(CaptureFormat::Cast) => return capture_recording(server, params).await,
+        Some(format) => return capture_picture(server, params, format).await,
+        None => {}
+    }
     let pane = pane(server, &params.pane).await?;
     let scrollback = scrollback(params.scrollback);
     let capture = pane.engine.capture(pane.id, scrollback).await?;

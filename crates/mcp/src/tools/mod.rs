@@ -7,6 +7,8 @@ pub(crate) mod capture;
 pub(crate) mod commands;
 pub(crate) mod input;
 pub(crate) mod lifecycle;
+pub(crate) mod picture;
+pub(crate) mod recording;
 pub(crate) mod run_batch;
 pub(crate) mod secrets;
 pub(crate) mod sessions;

@@ -351,6 +351,11 @@ async fn plan(
                 (step, Shown::new(op, None))
             }
             BatchStep::CapturePane(p) => {
+                if p.format.is_some() {
+                    return Err(crate::error::ToolError::refused(format!(
+                        "{prefix}format: a batch returns text only; call capture_pane for a picture"
+                    )));
+                }
                 let scrollback = capture::scrollback(p.scrollback);
                 let shown = Shown {
                     scrollback,

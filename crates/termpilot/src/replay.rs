@@ -1,0 +1,48 @@
+//! `termpilot replay FILE`: plays a recording (asciicast v3, as
+//! `capture_pane {"format": "cast"}` writes them) in this terminal, at its
+//! own pace, long pauses shortened.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use termpilot_cast::Event;
+
+/// Arguments of `termpilot replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The recording (a .cast file).
+    file: PathBuf,
+    /// Play this many times faster.
+    #[arg(long, default_value_t = 1.0)]
+    speed: f64,
+    /// Shorten every pause to at most this many seconds.
+    #[arg(long, default_value_t = 2.0)]
+    idle_limit: f64,
+}
+
+/// Plays the recording's output to stdout; markers and typed input are in
+/// the file for players that show them.
+pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let cast = termpilot_cast::parse(&text)
+        .with_context(|| format!("{} is not an asciicast v3 recording", args.file.display()))?;
+    let speed = if args.speed > 0.0 { args.speed } else { 1.0 };
+    let idle = Duration::from_secs_f64(args.idle_limit.max(0.0));
+    let mut stdout = std::io::stdout().lock();
+    let mut before = Duration::ZERO;
+    for (at, event) in &cast.events {
+        let pause = at.saturating_sub(before).min(idle).div_f64(speed);
+        before = *at;
+        std::thread::sleep(pause);
+        if let Event::Output(bytes) = event {
+            stdout.write_all(bytes)?;
+            stdout.flush()?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
