@@ -85,8 +85,14 @@ pub struct CommandReport {
     pub pane: PaneId,
     /// The exit code, once finished.
     pub exit_code: Option<i32>,
-    /// The command's own output so far (terminal control sequences removed).
+    /// The command's own output so far (terminal control sequences removed),
+    /// from the line where the last report on it that awaited input ended
+    /// (the caller saw the rest). A full-screen program's drawing is left
+    /// out, with a line naming it; while one waits for input, this is its
+    /// screen as rendered instead (see `screen`).
     pub output: String,
+    /// `output` is the rendered screen of a full-screen program.
+    pub screen: bool,
     /// Time since the command was typed.
     pub elapsed: Duration,
     /// The position just after the command's output (or of what was read).
@@ -157,6 +163,20 @@ pub(crate) struct Running {
     /// the command was typed (see `Shared::outages`): one more since means
     /// its end marker may be lost.
     outages: u64,
+    /// What reports on it have shown so far. A std `Mutex`: read or set
+    /// while a report is made, never across an `.await`.
+    shown: Arc<Mutex<ShownSoFar>>,
+}
+
+/// What the reports on a command that awaited input have shown so far.
+#[derive(Debug, Clone, Default)]
+struct ShownSoFar {
+    /// Bytes of its output (head and tail) the last such report held: the
+    /// next report starts at the line holding the next byte.
+    bytes: usize,
+    /// The program last found waiting for input, which names a full-screen
+    /// program in its note.
+    program: Option<String>,
 }
 
 /// A pane's first process and its terminal, on the pane's own host: where
@@ -290,6 +310,7 @@ impl Engine {
             prompt,
             command: command.to_owned(),
             outages,
+            shown: Arc::default(),
         };
         self.commands(|commands| {
             // The shell was at its prompt, so an earlier command in this pane
@@ -605,9 +626,12 @@ impl Engine {
             };
             (tracker.output(journal, end), cursor)
         });
+        let skip = lock_shown(&running.shown).bytes;
+        let note = format!("[{}: full screen]", self.full_screen_name(running));
+        let shown = output.shown_from(skip, &note);
         // A program may quote its source line with the wrapper in it, as
         // fish does in an error.
-        let mut text = output.text();
+        let mut text = shown.text;
         if let Cow::Owned(shown) = termpilot_shell::hide_wrappers(&text) {
             text = shown;
         }
@@ -636,6 +660,7 @@ impl Engine {
                 _ => None,
             },
             output: text,
+            screen: false,
             elapsed: running.started.elapsed(),
             cursor: self.cursor(running.pane, cursor),
             start_cursor: self.cursor(running.pane, running.cursor),
@@ -673,6 +698,49 @@ impl Engine {
             .running
             .lock()
             .unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Makes `report` (on a command found waiting for input) show a
+    /// full-screen program as its screen renders, not as the stream that
+    /// drew it, and notes what it showed: the next report on the command
+    /// starts where this one ended.
+    pub(super) async fn show_screen(
+        &self,
+        running: &Running,
+        report: &mut CommandReport,
+        found: &crate::input_state::AwaitingInput,
+    ) {
+        let skip = lock_shown(&running.shown).bytes;
+        let (held, draws) = self.read_journal(running.pane, |journal| {
+            let output = lock(&running.tracker).output(journal, journal.end());
+            (output.held(), output.shown_from(skip, "").draws)
+        });
+        {
+            let mut shown = lock_shown(&running.shown);
+            shown.bytes = held;
+            shown.program = Some(found.program.clone());
+        }
+        if !(found.alternate_screen || draws) {
+            return;
+        }
+        if let Ok(screen) = self
+            .capture_raw(running.pane, crate::Scrollback::None)
+            .await
+        {
+            let rows = screen_rows(&screen.lines);
+            report.output = rows;
+            report.screen = true;
+        }
+    }
+
+    /// The name a note gives a full-screen program the command ran: the
+    /// last one found waiting for input, else the command line's first
+    /// program that is not a shell builtin for setting things up.
+    fn full_screen_name(&self, running: &Running) -> String {
+        if let Some(program) = lock_shown(&running.shown).program.clone() {
+            return program;
+        }
+        program_of(&running.command).unwrap_or_else(|| "a program".to_owned())
     }
 
     /// How following ends when the pane cannot be asked about: the
@@ -807,6 +875,39 @@ fn lock(tracker: &Mutex<Tracker>) -> std::sync::MutexGuard<'_, Tracker> {
     tracker.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Locks what a command's reports have shown. A std `Mutex`: held only to
+/// read or set it.
+fn lock_shown(shown: &Mutex<ShownSoFar>) -> std::sync::MutexGuard<'_, ShownSoFar> {
+    shown.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A screen's rows as one text: trailing spaces and blank rows at the
+/// bottom removed.
+fn screen_rows(lines: &[String]) -> String {
+    let rows: Vec<&str> = lines.iter().map(|line| line.trim_end()).collect();
+    let shown = rows
+        .iter()
+        .rposition(|row| !row.is_empty())
+        .map_or(0, |last| last + 1);
+    rows[..shown].join("\n")
+}
+
+/// The first program a command line runs other than the builtins and
+/// wrappers that set things up (`cd dir && vim x` runs vim).
+fn program_of(command: &str) -> Option<String> {
+    const SETUP: [&str; 10] = [
+        "cd", "echo", "printf", "export", "env", "sudo", "exec", "time", "nice", "command",
+    ];
+    command
+        .split([';', '&', '|', '\n', '(', ')'])
+        .flat_map(|part| {
+            part.split_whitespace()
+                .find(|word| !word.contains('=') && !word.starts_with('-'))
+        })
+        .find(|word| !SETUP.contains(word))
+        .map(|word| word.rsplit('/').next().unwrap_or(word).to_owned())
+}
+
 /// The text of the journal's unfinished last line, as cleaned: a shell's
 /// prompt while it waits. `None` when there is none.
 fn shown_prompt(journal: &termpilot_journal::Journal) -> Option<String> {
@@ -905,6 +1006,17 @@ mod tests {
             partial: None,
             next: 0,
         }
+    }
+
+    #[test]
+    fn a_note_names_the_program_not_its_set_up() {
+        assert_eq!(program_of("vim data.txt").as_deref(), Some("vim"));
+        assert_eq!(program_of("cd /r && git log").as_deref(), Some("git"));
+        assert_eq!(
+            program_of("EDITOR=vi /usr/bin/less -R f").as_deref(),
+            Some("less")
+        );
+        assert_eq!(program_of("cd /tmp; echo hi"), None);
     }
 
     #[test]
