@@ -163,7 +163,6 @@ def test_a_pager_s_pages_are_not_returned_again(server: Server, tmp_path: Path) 
     server.run(body)
 
 
-@pytest.mark.skip(reason="WIP-22")
 @pytest.mark.parametrize(
     "command",
     ["sleep 100", "sleep 100 | cat", "python3 -m http.server 0 --bind 127.0.0.1 2>&1 | tee /dev/null"],
@@ -184,7 +183,6 @@ def test_an_interrupted_command_says_interrupted(server: Server, command: str) -
     server.run(body)
 
 
-@pytest.mark.skip(reason="WIP-22")
 def test_an_interrupt_in_a_fresh_pane_says_interrupted(server: Server) -> None:
     """The prompt of a pane whose shell drew it before termpilot read the pane
     is not in its journal; the screen shows it."""

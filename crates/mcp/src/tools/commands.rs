@@ -271,48 +271,52 @@ pub(crate) fn command_done(
         alternate_screen: report.input.as_ref().map(|input| input.alternate_screen),
         not_run: not_run.map(str::to_owned),
     };
-    let full_screen = match entry.alternate_screen {
-        Some(true) => " [full-screen program]",
-        _ => "",
+    let status = command_status(host, &report, &entry);
+    let text = match entry.output.is_empty() {
+        true => status,
+        false => format!("{status}\n{}", entry.output),
     };
-    let status = match (entry.exit_code, &entry.command_id) {
+    Ok(Reply { entry, text })
+}
+
+/// The first line of a command result's text: the outcome in few words.
+/// Only an outcome that needs the caller to do something unusual says
+/// what; the rest is in the server's instructions.
+fn command_status(host: &Host, report: &CommandReport, entry: &CommandEntry) -> String {
+    let elapsed = entry.elapsed_s;
+    match (entry.exit_code, &entry.command_id) {
         (None, Some(id)) if report.host_lost => format!(
-            "the connection to host {} dropped after {:.3} s; the command may still run there: \
-             call wait_for_command with command_id {id} (it connects again)",
-            host.name(),
-            entry.elapsed_s
+            "host {} lost after {elapsed:.1} s; the command may still run there: \
+             wait_for_command {id} connects again",
+            host.name()
         ),
-        (None, Some(id)) if let Some(input) = &report.input => format!(
-            "awaiting input after {:.3} s{}{full_screen}; answer it, then call \
-             wait_for_command with command_id {id}",
-            entry.elapsed_s,
-            crate::awaiting::describe(input),
-        ),
-        (Some(code), _) => format!("exit code {code} after {:.3} s", entry.elapsed_s),
+        (None, Some(id)) if let Some(input) = &report.input => {
+            let mut how = vec![input.program.as_str()];
+            if input.secret {
+                how.push("secret: use type_secret");
+            } else if !input.line_mode {
+                how.push("keys");
+            }
+            if report.screen {
+                how.push("screen");
+            }
+            format!("awaiting input ({}); command_id {id}", how.join(", "))
+        }
+        (Some(code), _) => format!("exit {code} in {elapsed:.1} s"),
         (None, None) if report.ended_unseen => format!(
-            "the command ended while the connection to host {} was down: its exit code and the output it \
-             printed meanwhile are not known (below is what arrived before the drop); \
-             capture_pane shows the screen",
+            "ended while host {} was down: exit code and output printed meanwhile unknown \
+             (below: what came before); capture_pane shows the screen",
             host.name()
         ),
         (None, None) if report.not_run == Some(NotRun::SyntaxError) => {
-            "not run: the shell could not parse the command line (its message follows)".into()
+            "not run: the shell could not parse it:".into()
         }
         (None, None) if report.not_run == Some(NotRun::Incomplete) => {
-            "not run: the command line is unfinished (an unclosed quote, bracket or \
-             here-document?); termpilot pressed C-c to bring the prompt back"
+            "not run: unfinished line (unclosed quote, bracket or here-document?); \
+             termpilot pressed C-c"
                 .into()
         }
-        (None, Some(id)) => format!(
-            "still running after {:.3} s; call wait_for_command with command_id {id}",
-            entry.elapsed_s
-        ),
-        (None, None) => format!(
-            "interrupted after {:.3} s: the shell went back to its prompt without the \
-             command's exit code (a C-c?) and took the next command",
-            entry.elapsed_s
-        ),
-    };
-    let text = format!("{status}\n{}", entry.output);
-    Ok(Reply { entry, text })
+        (None, Some(id)) => format!("running after {elapsed:.1} s; command_id {id}"),
+        (None, None) => format!("interrupted after {elapsed:.1} s"),
+    }
 }

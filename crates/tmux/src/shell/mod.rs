@@ -287,7 +287,12 @@ impl Engine {
             found.map_or((None, None), |(pid, procs)| (Some(pid), Some(procs)));
         self.refuse_awaiting_input(pane).await?;
         // Taken before typing: the echo goes on the prompt's line.
-        let prompt = self.read_journal(pane, shown_prompt);
+        let prompt = match self.read_journal(pane, shown_prompt) {
+            Some(prompt) => Some(prompt),
+            // A prompt drawn before termpilot read the pane is on the
+            // screen only.
+            None => self.screen_prompt(pane).await,
+        };
         let nonce = new_nonce();
         let input = Input {
             text: Some(wrapper(shell, command, &nonce)),
@@ -688,6 +693,18 @@ impl Engine {
         }
         let fs = self.shell_procfs(running).await;
         proc::idle_in_foreground(fs.as_ref(), shell)
+    }
+
+    /// The last line with text on the pane's screen, trailing spaces
+    /// removed: the prompt of a shell at its prompt.
+    async fn screen_prompt(&self, pane: PaneId) -> Option<String> {
+        let screen = self.capture_raw(pane, crate::Scrollback::None).await.ok()?;
+        let last = screen
+            .lines
+            .iter()
+            .rev()
+            .find(|line| !line.trim().is_empty())?;
+        Some(last.trim_end().to_owned())
     }
 
     /// Runs `f` on the table of commands left running. A std `Mutex`: `f`
