@@ -202,7 +202,6 @@ def test_an_interrupt_in_a_fresh_pane_says_interrupted(server: Server) -> None:
     server.run(body)
 
 
-@pytest.mark.skip(reason="WIP-22")
 def test_a_wait_sees_a_redraw_of_typed_words(server: Server, tmp_path: Path) -> None:
     """Typing :1s/cobalt/harbor/ in vim echoes `harbor` on the command line;
     vim then redraws line 1 in place with `harbor` in it, which is output."""
