@@ -221,7 +221,6 @@ def test_a_wait_sees_a_redraw_of_typed_words(server: Server, tmp_path: Path) -> 
     server.run(body)
 
 
-@pytest.mark.skip(reason="WIP-22")
 def test_send_keys_answers_and_waits(server: Server, tmp_path: Path) -> None:
     """One call answers a prompt and returns what came next: the next prompt,
     then the command's end."""

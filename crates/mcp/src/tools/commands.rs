@@ -31,8 +31,7 @@ pub struct RunCommandParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
-    /// (default 300; 0: off).
+    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
     /// Default 2000.
@@ -110,12 +109,9 @@ impl Tool for RunCommand {
     const NAME: &'static str = "run_command";
     const TITLE: &'static str = "Run a shell command";
     const DESCRIPTION: &'static str = "Run a command line in a pane's shell (cd and export \
-        persist); return its exit code and its own output (no prompt, no echo). Needs a shell \
-        at its prompt; for a REPL or full-screen program use send_keys. On timeout it keeps \
-        running: pass the result's command_id to wait_for_command. It ends only once the \
-        shell has the terminal back (a program cannot fake it); an output larger than the \
-        journal keeps head and tail (lost_bytes). A line the shell rejects or that is \
-        unfinished ends at once with not_run; a program waiting for input, with awaiting_input.";
+        persist); return its exit code and own output (no prompt, no echo). Needs a shell at \
+        its prompt. On timeout it keeps running: wait_for_command takes the command_id. Ends \
+        early with not_run (a rejected or unfinished line) or awaiting_input.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
     type Params = RunCommandParams;
@@ -175,8 +171,7 @@ pub struct WaitForCommandParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
-    /// (default 300; 0: off).
+    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
     /// Default 2000.
@@ -187,9 +182,8 @@ pub struct WaitForCommandParams {
 impl Tool for WaitForCommand {
     const NAME: &'static str = "wait_for_command";
     const TITLE: &'static str = "Wait for a running command";
-    const DESCRIPTION: &'static str = "Keep waiting for a command run_command left running \
-        (after a timeout or awaiting_input); return its exit code and output. One interrupted \
-        with C-c returns as interrupted once its shell is idle at its prompt again.";
+    const DESCRIPTION: &'static str = "Keep waiting for a command run_command left running; \
+        return its exit code and output, or interrupted after a C-c.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = WaitForCommandParams;

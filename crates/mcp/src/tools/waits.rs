@@ -78,8 +78,7 @@ pub struct WaitForTextParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
-    /// (default 300; 0: off).
+    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
     /// Budget of the returned tail (default 300).
@@ -141,10 +140,9 @@ pub struct WaitEntry {
 impl Tool for WaitForText {
     const NAME: &'static str = "wait_for_text";
     const TITLE: &'static str = "Wait for text in a pane";
-    const DESCRIPTION: &'static str = "Wait until a pane prints a text or regex. Every byte \
-        after `since` is scanned, so output that scrolled past is not missed; the echo of what \
-        termpilot typed does not count. Ends early with awaiting_input when the program waits \
-        for input. For shell commands, run_command is simpler.";
+    const DESCRIPTION: &'static str = "Wait until a pane prints a text or regex, scanning \
+        every byte after `since` (nothing that scrolled past is missed; the echo of typed input \
+        does not count). Ends early with awaiting_input.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = WaitForTextParams;
@@ -248,8 +246,7 @@ pub struct WaitForIdleParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
-    /// (default 300; 0: off).
+    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
 }

@@ -363,6 +363,17 @@ impl Engine {
         self.follow_or_input(&running, timeout, settle).await
     }
 
+    /// The id of the newest command `run_command` typed into `pane` that
+    /// has not been reported ended yet.
+    pub fn command_in(&self, pane: PaneId) -> Option<String> {
+        self.commands(|commands| {
+            (commands.by_id.values())
+                .filter(|running| running.pane == pane)
+                .max_by_key(|running| running.started)
+                .map(|running| running.nonce.clone())
+        })
+    }
+
     /// Reads the command's output as it arrives, whether or not a call
     /// follows it (a command that timed out may print more than the journal
     /// holds before `wait_for_command` picks it up), until its report has
