@@ -78,7 +78,8 @@ class Agent:
             args["keys"] = keys
             args.setdefault("enter", False)
         if self.can_wait_on_input():
-            return await self.call("send_keys", args | {"wait": {"for": "command"} | extra})
+            sent = await self.call("send_keys", args | {"wait": {"for": "command"} | extra})
+            return sent["wait"]
         await self.call("send_keys", args)
         return await self.call("wait_for_command", {"command_id": report["command_id"]} | extra)
 

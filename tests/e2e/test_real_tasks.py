@@ -115,6 +115,13 @@ def test_a_full_screen_program_waiting_shows_its_screen(server: Server, tmp_path
         assert "alpha cobalt beta" in lines, opened["output"]
         assert "001 lorem ipsum dolor sit amet" in lines, opened["output"]
         assert "▽" not in opened["output"], opened["output"]
+        # Shown again, the screen shows only the rows that changed.
+        wait = {"for": "command", "timeout_s": 15}
+        edited = (await client.ok("send_keys", {"pane": pane, "text": ":1s/cobalt/harbor/", "wait": wait}))["wait"]
+        assert edited["awaiting_input"], edited
+        changed = edited["output"].splitlines()
+        assert changed[0] == "alpha harbor beta" and "unchanged]" in changed[1], edited["output"]
+        assert "001 lorem ipsum dolor sit amet" not in changed, edited["output"]
         await client.ok("send_keys", {"pane": pane, "text": ":q!"})
         done = await client.ok("wait_for_command", {"command_id": opened["command_id"], "timeout_s": 15})
         assert done["exit_code"] == 0, done

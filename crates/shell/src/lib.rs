@@ -57,6 +57,6 @@ mod wrapper;
 
 pub use hide::{hide_wrappers, shows_wrapper};
 pub use marker::MARKER_PREFIX;
-pub use screen::{Screens, addresses_cursor, drawn_span, split_screens};
+pub use screen::{Screens, addresses_cursor, changed_rows, drawn_span, split_screens};
 pub use tracker::{EndMarker, HEAD_MAX, Output, Shown, Tracker, lost_line};
 pub use wrapper::{Shell, blames_wrapper, new_nonce, wrapper};

@@ -127,9 +127,51 @@ fn csi_draws(rest: &[u8]) -> Option<usize> {
     }
 }
 
+/// A screen shown again, as the rows that changed since `before`: a run
+/// of two or more unchanged rows is one line saying which rows it spans
+/// (counted from 1), and a screen with no change says so.
+pub fn changed_rows(before: &[String], now: &[String]) -> String {
+    let rows = before.len().max(now.len());
+    fn row(lines: &[String], at: usize) -> &str {
+        lines.get(at).map_or("", String::as_str)
+    }
+    if (0..rows).all(|at| row(before, at) == row(now, at)) {
+        return "[screen unchanged]".to_owned();
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut at = 0;
+    while at < now.len() {
+        let same = (at..now.len())
+            .take_while(|&i| row(before, i) == row(now, i))
+            .count();
+        if same >= 2 {
+            out.push(format!("[rows {}-{} unchanged]", at + 1, at + same));
+            at += same;
+        } else {
+            out.push(now[at].clone());
+            at += 1;
+        }
+    }
+    out.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_screen_shown_again_shows_its_changes() {
+        let rows = |text: &str| text.split(',').map(str::to_owned).collect::<Vec<_>>();
+        let before = rows("alpha cobalt,1,2,3,4,~,:");
+        let now = rows("alpha harbor,1,2,3,4,~,:1s/cobalt/harbor/");
+        assert_eq!(
+            changed_rows(&before, &now),
+            "alpha harbor\n[rows 2-6 unchanged]\n:1s/cobalt/harbor/"
+        );
+        assert_eq!(changed_rows(&now, &now), "[screen unchanged]");
+        // One unchanged row between changes is shown as it is.
+        assert_eq!(changed_rows(&rows("a,b,c"), &rows("x,b,y")), "x\nb\ny");
+    }
 
     #[test]
     fn the_alternate_screen_s_drawing_is_left_out() {

@@ -15,6 +15,13 @@ use crate::toolset::Toolset;
 
 type Result<T> = ToolResult<T>;
 
+/// Tokens of a command's output unless the caller says otherwise (or the
+/// server's default is lower): about one screen, head and tail. Measured
+/// with `tests/e2e/bench_tasks.py`: a 5,000-line build log costs an agent
+/// this much and still shows its first lines and the error at its end;
+/// the rest is one read_output away.
+const OUTPUT_TOKENS: u32 = 400;
+
 /// `run_command`.
 pub(crate) struct RunCommand;
 
@@ -34,7 +41,7 @@ pub struct RunCommandParams {
     /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
-    /// Default 2000.
+    /// Default 400.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -174,7 +181,7 @@ pub struct WaitForCommandParams {
     /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
-    /// Default 2000.
+    /// Default 400.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -227,7 +234,8 @@ pub(crate) fn command_done(
     report: CommandReport,
     max_tokens: Option<u32>,
 ) -> Result<Reply<CommandEntry>> {
-    let budget = server.budget(max_tokens, None);
+    let default = OUTPUT_TOKENS.min(server.options.default_max_tokens);
+    let budget = server.budget(max_tokens, Some(default));
     let output = server.fit_text(&report.output, &budget)?;
     let awaiting = report.input.is_some();
     let not_run = report.not_run.map(|why| match why {
@@ -278,24 +286,22 @@ pub(crate) fn command_done(
 /// what; the rest is in the server's instructions.
 fn command_status(host: &Host, report: &CommandReport, entry: &CommandEntry) -> String {
     let elapsed = entry.elapsed_s;
+    // The id once per command: the caller has it from then on.
+    let id = |id: &str| match report.id_given {
+        true => String::new(),
+        false => format!("; command_id {id}"),
+    };
     match (entry.exit_code, &entry.command_id) {
         (None, Some(id)) if report.host_lost => format!(
             "host {} lost after {elapsed:.1} s; the command may still run there: \
              wait_for_command {id} connects again",
             host.name()
         ),
-        (None, Some(id)) if let Some(input) = &report.input => {
-            let mut how = vec![input.program.as_str()];
-            if input.secret {
-                how.push("secret: use type_secret");
-            } else if !input.line_mode {
-                how.push("keys");
-            }
-            if report.screen {
-                how.push("screen");
-            }
-            format!("awaiting input ({}); command_id {id}", how.join(", "))
-        }
+        (None, Some(command)) if let Some(input) = &report.input => format!(
+            "awaiting input {}{}",
+            crate::awaiting::describe(input, report.screen),
+            id(command)
+        ),
         (Some(code), _) => format!("exit {code} in {elapsed:.1} s"),
         (None, None) if report.ended_unseen => format!(
             "ended while host {} was down: exit code and output printed meanwhile unknown \
@@ -310,7 +316,7 @@ fn command_status(host: &Host, report: &CommandReport, entry: &CommandEntry) -> 
              termpilot pressed C-c"
                 .into()
         }
-        (None, Some(id)) => format!("running after {elapsed:.1} s; command_id {id}"),
+        (None, Some(command)) => format!("running after {elapsed:.1} s{}", id(command)),
         (None, None) => format!("interrupted after {elapsed:.1} s"),
     }
 }

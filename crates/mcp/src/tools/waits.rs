@@ -337,9 +337,10 @@ pub(crate) fn wait_done(
         line_mode: input.line_mode,
         program: input.program,
     };
-    let mut text = format!("{} after {:.3} s", entry.outcome, entry.elapsed_s);
+    let mut text = format!("{} in {:.1} s", entry.outcome, entry.elapsed_s);
     if let Some(input) = &report.input {
-        text.push_str(&crate::awaiting::describe(input));
+        let screen = report.alternate_screen;
+        text.push_str(&format!(" {}", crate::awaiting::describe(input, screen)));
     }
     if let Some(line) = &entry.line {
         text.push_str(&format!(": {line}"));
@@ -350,16 +351,18 @@ pub(crate) fn wait_done(
             entry.lost_bytes
         ));
     }
-    if entry.alternate_screen {
-        text.push_str(" [full-screen program]");
+    if entry.alternate_screen && report.input.is_none() {
+        text.push_str(" [screen]");
     }
     if entry.in_mode {
         text.push_str(" [pane in copy mode]");
     }
-    text.push_str(&format!(
-        "\ncursor {}\n--- last output ---\n{}",
-        entry.cursor, entry.tail
-    ));
+    text.push_str(&format!("\ncursor {}", entry.cursor));
+    // The matched line alone is the tail when nothing came after it.
+    if entry.tail.trim() != entry.line.as_deref().unwrap_or_default().trim() {
+        text.push('\n');
+        text.push_str(&entry.tail);
+    }
     Ok(Reply { entry, text })
 }
 

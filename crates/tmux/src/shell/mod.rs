@@ -93,6 +93,8 @@ pub struct CommandReport {
     pub output: String,
     /// `output` is the rendered screen of a full-screen program.
     pub screen: bool,
+    /// An earlier report on the command, still running, gave its id.
+    pub id_given: bool,
     /// Time since the command was typed.
     pub elapsed: Duration,
     /// The position just after the command's output (or of what was read).
@@ -177,6 +179,11 @@ struct ShownSoFar {
     /// The program last found waiting for input, which names a full-screen
     /// program in its note.
     program: Option<String>,
+    /// The rows of the screen the last such report showed, when it showed
+    /// one: the next shows what changed.
+    screen: Option<Vec<String>>,
+    /// A report on the command still running was made (it gave the id).
+    id_given: bool,
 }
 
 /// A pane's first process and its terminal, on the pane's own host: where
@@ -642,7 +649,12 @@ impl Engine {
             };
             (tracker.output(journal, end), cursor)
         });
-        let skip = lock_shown(&running.shown).bytes;
+        let (skip, id_given) = {
+            let mut shown = lock_shown(&running.shown);
+            let given = shown.id_given;
+            shown.id_given |= matches!(finish, Finish::Running | Finish::HostLost);
+            (shown.bytes, given)
+        };
         let note = format!("[{}: full screen]", self.full_screen_name(running));
         let shown = output.shown_from(skip, &note);
         // A program may quote its source line with the wrapper in it, as
@@ -677,6 +689,7 @@ impl Engine {
             },
             output: text,
             screen: false,
+            id_given,
             elapsed: running.started.elapsed(),
             cursor: self.cursor(running.pane, cursor),
             start_cursor: self.cursor(running.pane, running.cursor),
@@ -743,11 +756,12 @@ impl Engine {
             let output = lock(&running.tracker).output(journal, journal.end());
             (output.held(), output.shown_from(skip, "").draws)
         });
-        {
+        let before = {
             let mut shown = lock_shown(&running.shown);
             shown.bytes = held;
             shown.program = Some(found.program.clone());
-        }
+            shown.screen.take()
+        };
         if !(found.alternate_screen || draws) {
             return;
         }
@@ -756,8 +770,12 @@ impl Engine {
             .await
         {
             let rows = screen_rows(&screen.lines);
-            report.output = rows;
+            report.output = match &before {
+                Some(before) => termpilot_shell::changed_rows(before, &rows),
+                None => rows.join("\n"),
+            };
             report.screen = true;
+            lock_shown(&running.shown).screen = Some(rows);
         }
     }
 
@@ -909,15 +927,18 @@ fn lock_shown(shown: &Mutex<ShownSoFar>) -> std::sync::MutexGuard<'_, ShownSoFar
     shown.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A screen's rows as one text: trailing spaces and blank rows at the
-/// bottom removed.
-fn screen_rows(lines: &[String]) -> String {
-    let rows: Vec<&str> = lines.iter().map(|line| line.trim_end()).collect();
+/// A screen's rows: trailing spaces and blank rows at the bottom removed.
+fn screen_rows(lines: &[String]) -> Vec<String> {
+    let mut rows: Vec<String> = lines
+        .iter()
+        .map(|line| line.trim_end().to_owned())
+        .collect();
     let shown = rows
         .iter()
         .rposition(|row| !row.is_empty())
         .map_or(0, |last| last + 1);
-    rows[..shown].join("\n")
+    rows.truncate(shown);
+    rows
 }
 
 /// The first program a command line runs other than the builtins and
