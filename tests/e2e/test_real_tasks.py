@@ -250,3 +250,21 @@ def test_send_keys_answers_and_waits(server: Server, tmp_path: Path) -> None:
         assert typed["wait"]["outcome"] == "matched", typed
 
     server.run(body)
+
+
+def test_a_wait_tail_of_a_drawn_screen_is_the_screen(server: Server) -> None:
+    """A program drawing rows by cursor addressing on the normal screen has
+    them joined in its stream; the tail shows the rows."""
+
+    async def body(client: TaskClient) -> None:
+        pane = await bash_pane(client, "drawn")
+        draw = "printf '\\033[H\\033[2J'; for i in 1 2 3; do printf '\\033[%d;1Hrow-%d' $i $i; done; read x"
+        sent = await client.ok("send_keys", {"pane": pane, "text": draw})
+        args = {"pane": pane, "pattern": "tp-never-printed", "since": sent["cursor"], "timeout_s": 10}
+        idle = await client.ok("wait_for_text", args)
+        assert idle["outcome"] == "awaiting_input", idle
+        rows = idle["tail"].splitlines()
+        assert "row-2" in rows and "row-3" in rows, idle["tail"]
+        await client.ok("send_keys", {"pane": pane, "keys": ["C-c"], "wait": {"for": "idle", "timeout_s": 10}})
+
+    server.run(body)

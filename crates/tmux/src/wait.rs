@@ -508,7 +508,13 @@ impl Engine {
         };
         // A full-screen program draws with cursor movement, which a line
         // view of its output turns into a jumble: show its screen instead.
-        let screen = match facts.alternate_screen {
+        // So does one that draws on the normal screen (`less -X`, git's pager).
+        let drawn = !facts.alternate_screen
+            && self.read_journal(pane, |journal| {
+                let from = baseline.max(journal.end().saturating_sub(TAIL_WINDOW));
+                termpilot_shell::addresses_cursor(&journal.read_from(from).bytes)
+            });
+        let screen = match facts.alternate_screen || drawn {
             true => self.capture_raw(pane, crate::Scrollback::None).await.ok(),
             false => None,
         };
