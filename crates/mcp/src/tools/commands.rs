@@ -304,7 +304,8 @@ fn command_status(host: &Host, report: &CommandReport, entry: &CommandEntry) -> 
         ),
         (Some(code), _) => format!("exit {code} in {elapsed:.1} s"),
         (None, None) if report.ended_unseen => format!(
-            "ended while host {} was down: exit code and output printed meanwhile unknown \
+            "ended while the connection to host {} was down: exit code and output printed \
+             meanwhile unknown \
              (below: what came before); capture_pane shows the screen",
             host.name()
         ),
