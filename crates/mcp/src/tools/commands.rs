@@ -68,7 +68,10 @@ pub struct CommandEntry {
     pub ended_unseen: bool,
     /// Give this to wait_for_command to pick up a command that timed out.
     pub command_id: Option<String>,
-    /// The command's own output (no prompt, no echoed command line), cut to budget.
+    /// The command's own output (no prompt, no echoed command line), cut to budget; after an
+    /// awaiting_input result, from the line that result ended on. A full-screen program
+    /// waiting for input shows as its screen (shown again: the rows that changed); its
+    /// drawing is left out of output, with a line naming it ("[vim: full screen]").
     pub output: String,
     /// Whether output was left out.
     pub truncated: bool,
