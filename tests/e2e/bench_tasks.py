@@ -76,7 +76,7 @@ class Agent:
             args["text"] = text
         if keys:
             args["keys"] = keys
-            args.setdefault("enter", False)
+            args["enter"] = False
         if self.can_wait_on_input():
             sent = await self.call("send_keys", args | {"wait": {"for": "command"} | extra})
             return sent["wait"]
@@ -114,6 +114,23 @@ async def git_log_pager(agent: Agent, work: Path) -> None:
     assert "change number 42" in agent.texts[-1], agent.texts[-1]
     report = await agent.answer(report, keys=["q"])
     assert report["exit_code"] == 0, report
+
+
+async def commit_in_vi(agent: Agent, work: Path) -> None:
+    repo = work / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "f").write_text("one\n")
+    subprocess.run([*git, "add", "f"], check=True)
+    env = "GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@example.com GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@example.com"
+    report = await agent.run(f"cd {repo} && {env} GIT_EDITOR=vi git commit")
+    assert report["awaiting_input"], report
+    keys = ["Escape", ":", "w", "q", "Enter"]
+    report = await agent.answer(report, "Otidy the greeting", keys=keys)
+    assert report["exit_code"] == 0, report
+    log = subprocess.run([*git, "log", "--format=%s"], capture_output=True, text=True, check=True)
+    assert log.stdout.strip() == "tidy the greeting", log.stdout
 
 
 async def python_repl(agent: Agent, work: Path) -> None:
@@ -183,6 +200,7 @@ async def long_output(agent: Agent, work: Path) -> None:
 TASKS: list[tuple[str, Task]] = [
     ("vim edit", vim_edit),
     ("git log pager", git_log_pager),
+    ("commit message in vi", commit_in_vi),
     ("python REPL", python_repl),
     ("three prompts", three_prompts),
     ("C-c interrupt", interrupt),
