@@ -32,7 +32,8 @@ class TaskClient(Client):
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None):
         arguments = arguments or {}
-        wait = arguments.get("wait") or {}
+        wait = arguments.get("wait")
+        wait = wait if isinstance(wait, dict) else {}
         timeout = float(arguments.get("timeout_s") or wait.get("timeout_s") or 30)
         result = await self.session.call_tool(name, arguments, read_timeout_seconds=REQUEST_TIMEOUT + timeout)
         self.texts.append(text_of(result))
@@ -266,5 +267,19 @@ def test_a_wait_tail_of_a_drawn_screen_is_the_screen(server: Server) -> None:
         rows = idle["tail"].splitlines()
         assert "row-2" in rows and "row-3" in rows, idle["tail"]
         await client.ok("send_keys", {"pane": pane, "keys": ["C-c"], "wait": {"for": "idle", "timeout_s": 10}})
+
+    server.run(body)
+
+
+def test_paste_text_answers_and_waits(server: Server) -> None:
+    async def body(client: TaskClient) -> None:
+        pane = await bash_pane(client, "paste")
+        repl = await client.ok("run_command", {"pane": pane, "command": "python3 -q", "timeout_s": 15})
+        assert repl["awaiting_input"], repl
+        pasted = await client.ok("paste_text", {"pane": pane, "text": "print(6 * 7)", "enter": True, "wait": "command"})
+        answer = pasted["wait"]
+        assert answer["awaiting_input"] and "42" in answer["output"].splitlines(), answer
+        done = await client.ok("send_keys", {"pane": pane, "text": "exit()", "wait": {"for": "command"}})
+        assert done["wait"]["exit_code"] == 0, done
 
     server.run(body)

@@ -82,7 +82,7 @@ impl Tool for CapturePane {
     const NAME: &'static str = "capture_pane";
     const TITLE: &'static str = "Read a pane's screen";
     const DESCRIPTION: &'static str = "Return a pane's screen, or with `scrollback` its history \
-        too. To follow output after input, use capture_since or a wait with the cursor instead.";
+        too. After input, prefer capture_since or a wait with the cursor.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = CapturePaneParams;
@@ -210,9 +210,8 @@ pub struct SinceEntry {
 impl Tool for CaptureSince {
     const NAME: &'static str = "capture_since";
     const TITLE: &'static str = "Read new output";
-    const DESCRIPTION: &'static str = "Return only what a pane printed after `cursor`, control \
-        sequences removed, with the next cursor; says how much was lost if the journal dropped \
-        old output.";
+    const DESCRIPTION: &'static str = "Return what a pane printed after `cursor` (control \
+        sequences removed) and the next cursor; says how much the journal lost.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = CaptureSinceParams;

@@ -203,6 +203,52 @@ pub struct PasteTextParams {
     pub enter: bool,
 }
 
+/// Arguments of the `paste_text` tool: [`PasteTextParams`] (as a batch
+/// takes them too) and what to wait for after the paste.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasteTextCall {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Text to paste, exactly as given.
+    #[schemars(length(min = 1, max = 1048576))]
+    pub text: String,
+    /// Bracketed-paste markers when the program asked for them; refuses text containing
+    /// ESC[200~ or ESC[201~.
+    #[serde(default = "yes")]
+    pub bracketed: bool,
+    /// Press Enter after the paste.
+    #[serde(default)]
+    pub enter: bool,
+    /// Then wait, as send_keys's wait.for.
+    pub wait: Option<PasteWait>,
+}
+
+/// What `paste_text` waits for after the paste.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum PasteWait {
+    Command,
+    Idle,
+}
+
+impl PasteWait {
+    /// The same wait as `send_keys` takes it.
+    fn as_input_wait(self) -> InputWait {
+        let what = match self {
+            PasteWait::Command => then_wait::WaitFor::Command,
+            PasteWait::Idle => then_wait::WaitFor::Idle,
+        };
+        InputWait {
+            what,
+            pattern: None,
+            timeout_s: None,
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }
@@ -211,22 +257,23 @@ impl Tool for PasteText {
     const NAME: &'static str = "paste_text";
     const TITLE: &'static str = "Paste text into a pane";
     const DESCRIPTION: &'static str = "Paste text as a terminal paste (bracketed when the \
-        program asked for it), newlines included, nothing interpreted: for scripts and file \
-        contents. A shell taking bracketed pastes runs nothing until Enter: set enter to run \
-        it.";
+        program asked for it), newlines included, nothing interpreted. A shell taking \
+        bracketed pastes runs nothing until Enter: set enter.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
-    type Params = PasteTextParams;
+    type Params = PasteTextCall;
     type Output = SentEntry;
 
-    async fn call(server: &TermpilotServer, params: PasteTextParams, _: &CallContext) -> Outcome {
+    async fn call(server: &TermpilotServer, params: PasteTextCall, call: &CallContext) -> Outcome {
         refuse_nul("text", &params.text)?;
         let pane = pane(server, &params.pane).await?;
         let cursor = pane
             .engine
             .paste(pane.id, &params.text, params.bracketed, params.enter)
             .await?;
-        sent(&pane.host, pane.id, cursor).done()
+        let sent = sent(&pane.host, pane.id, cursor);
+        let wait = params.wait.map(PasteWait::as_input_wait);
+        then_wait::then_wait(server, call, &pane, cursor, wait, sent).await
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {

@@ -254,9 +254,9 @@ pub struct WaitForIdleParams {
 impl Tool for WaitForIdle {
     const NAME: &'static str = "wait_for_idle";
     const TITLE: &'static str = "Wait for a pane to go quiet";
-    const DESCRIPTION: &'static str = "Wait until a pane prints nothing for `quiet_ms`, when you \
-        cannot know what it prints last (an installer, a redrawing REPL); else prefer \
-        wait_for_text. Ends early with awaiting_input when the program waits for input.";
+    const DESCRIPTION: &'static str = "Wait until a pane prints nothing for `quiet_ms`, when its \
+        last output is unknown (an installer); else prefer wait_for_text. Ends early with \
+        awaiting_input.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = WaitForIdleParams;
