@@ -32,17 +32,18 @@ impl InputFields {
     }
 }
 
-/// One sentence for the text rendering: what waits, and how to answer.
-pub(crate) fn describe(input: &AwaitingInput) -> String {
-    let how = if input.secret {
-        "a hidden (password) prompt: answer with type_secret, or ask your person"
-    } else if input.line_mode {
-        "it reads a line: answer with send_keys (text, enter)"
-    } else {
-        "it reads keys: answer with send_keys"
-    };
-    format!(
-        ": {} waits for input at '{}' ({how})",
-        input.program, input.prompt
-    )
+/// What waits, in few words for the text rendering: the program, and how
+/// it reads when that is not a line (the server's instructions say how to
+/// answer each); `screen` when a full-screen program is shown as its screen.
+pub(crate) fn describe(input: &AwaitingInput, screen: bool) -> String {
+    let mut how = vec![input.program.as_str()];
+    if input.secret {
+        how.push("secret: use type_secret");
+    } else if !input.line_mode {
+        how.push("keys");
+    }
+    if screen {
+        how.push("screen");
+    }
+    format!("({})", how.join(", "))
 }

@@ -45,8 +45,12 @@ pub(crate) const INSTRUCTIONS: &str = "termpilot gives you real terminals in tmu
     not an error.\n\
     - Input: waits and run_command end early with outcome awaiting_input when the pane's \
     program waits for input (a prompt, [Y/n], a REPL, a pager, an editor); `prompt` shows the \
-    question, `secret: true` a password prompt. Answer with send_keys, type_secret (secret \
-    prompts), or ask your person; then wait_for_command picks a run_command up again.\n\
+    question, `secret: true` a password prompt, \"keys\" a program reading single keys, \
+    \"screen\" a full-screen program shown as its screen. Answer with send_keys, type_secret \
+    (secret prompts), or ask your person; then wait_for_command picks a run_command up again, \
+    or give send_keys a wait ({\"for\": \"command\"}) to answer and get what comes next in one call. \
+    A command's later results show only output after what an awaiting_input result showed; \
+    a full-screen program's drawing is left out of output (a line names it).\n\
     - run_command types its line inside a small wrapper; captures and tails show the line as \
     typed, without it.";
 

@@ -75,13 +75,38 @@ pub struct Seen<'a> {
 
 /// Whether the match lies in an echo of `typed`, and how.
 pub fn echo_kind(seen: Seen<'_>, typed: &str) -> Option<Echo> {
+    echo_span(seen, typed).map(|span| span.kind)
+}
+
+/// Where an echo lies on its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EchoSpan {
+    /// How it echoes.
+    pub kind: Echo,
+    /// Byte offset in the line after the echo: what follows is not echo (a
+    /// program that moved the cursor and drew there, as an editor does
+    /// after a command typed on its last line).
+    pub end: usize,
+    /// The typed line is echoed whole, not cut by the line's end.
+    pub whole: bool,
+}
+
+/// [`echo_kind`], with where the echo ends in the line.
+pub fn echo_span(seen: Seen<'_>, typed: &str) -> Option<EchoSpan> {
     let matched = &seen.line[seen.start..seen.end];
     if matched.is_empty() || typed.len() < matched.len() {
         return None;
     }
-    typed
-        .match_indices(matched)
-        .find_map(|(at, _)| aligned_with_echo(seen, typed, at))
+    typed.match_indices(matched).find_map(|(at, _)| {
+        let kind = aligned_with_echo(seen, typed, at)?;
+        let (rest_typed, rest_line) =
+            (typed.len() - at - matched.len(), seen.line.len() - seen.end);
+        Some(EchoSpan {
+            kind,
+            end: seen.end + rest_typed.min(rest_line),
+            whole: rest_typed <= rest_line,
+        })
+    })
 }
 
 /// With the match at `typed[at..]`, checks that the line holds `typed` from
@@ -201,6 +226,21 @@ mod tests {
     fn text_around_the_echo_must_match_the_typed_line() {
         assert!(!echo("$ printf DONE", "DONE", "echo DONE"));
         assert!(!echo("$ echo DONE!", "DONE", "echo DONE?"));
+    }
+
+    #[test]
+    fn the_echo_ends_where_the_typed_line_does() {
+        let line = ":1s/cobalt/harbor/alpha harbor beta";
+        let typed = ":1s/cobalt/harbor/";
+        let span = echo_span(seen(line, "harbor", false), typed).expect("echo");
+        assert_eq!(
+            (span.kind, &line[span.end..]),
+            (Echo::Bare, "alpha harbor beta")
+        );
+        assert!(span.whole);
+        let arriving = "$ echo har";
+        let span = echo_span(seen(arriving, "har", false), "echo harbor").expect("echo");
+        assert_eq!((span.end, span.whole), (arriving.len(), false));
     }
 
     #[test]

@@ -40,6 +40,8 @@
 //! - `tracker`: [`Tracker`] follows one command through its pane's journal as
 //!   output streams in: start, end markers, and the head of an output larger
 //!   than the journal; [`Output::text`] is what `run_command` reports.
+//! - `screen`: [`split_screens`] leaves a full-screen program's drawing
+//!   out of an output; [`addresses_cursor`] tells a drawn screen from lines.
 //! - `hide`: [`hide_wrappers`] turns the echo of a wrapper on a screen or in
 //!   cleaned journal text back into the command line.
 //! - [`echo`]: the rules that keep the echo of typed text from satisfying a
@@ -49,10 +51,12 @@
 pub mod echo;
 mod hide;
 mod marker;
+mod screen;
 mod tracker;
 mod wrapper;
 
 pub use hide::{hide_wrappers, shows_wrapper};
 pub use marker::MARKER_PREFIX;
-pub use tracker::{EndMarker, HEAD_MAX, Output, Tracker, lost_line};
+pub use screen::{Screens, addresses_cursor, changed_rows, drawn_span, split_screens};
+pub use tracker::{EndMarker, HEAD_MAX, Output, Shown, Tracker, lost_line};
 pub use wrapper::{Shell, blames_wrapper, new_nonce, wrapper};

@@ -14,6 +14,7 @@ use std::ops::Range;
 use termpilot_journal::{Gap, Journal};
 
 use crate::marker::{marker_for, markers_in};
+use crate::screen::{addresses_cursor, drawn_span, split_screens};
 
 /// The most bytes of a command's output kept as its head, beyond what the
 /// journal holds (at most a quarter of the journal).
@@ -89,6 +90,87 @@ impl Output {
         };
         text.trim_end_matches('\n').to_owned()
     }
+}
+
+/// What a report shows of an output: its text from a point on, with any
+/// full-screen program's drawing left out (see [`crate::split_screens`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// The text drawn on the normal screen, as [`Output::text`] cleans it.
+    pub text: String,
+    /// A full-screen program drew on the alternate screen meanwhile.
+    pub full_screen: bool,
+    /// The output ends on the alternate screen.
+    pub ends_full_screen: bool,
+    /// What the normal screen got addresses the cursor (a screen drawn
+    /// there, see [`crate::addresses_cursor`]).
+    pub draws: bool,
+}
+
+impl Output {
+    /// The output from the line holding its byte `skip` on (what an earlier
+    /// report showed before that line is left out), with a full-screen
+    /// program's drawing replaced by `note`. An output that lost bytes is
+    /// shown whole.
+    pub fn shown_from(&self, skip: usize, note: &str) -> Shown {
+        let (head, tail, lost, on_alternate) = if self.lost == 0 && skip > 0 {
+            let all = [&self.head[..], &self.tail[..]].concat();
+            let skip = skip.min(all.len());
+            let start = memchr::memrchr(b'\n', &all[..skip]).map_or(0, |at| at + 1);
+            let before = split_screens(&all[..start], false, b"").ends_full_screen;
+            (all[start..].to_vec(), Vec::new(), 0, before)
+        } else {
+            (self.head.clone(), self.tail.clone(), self.lost, false)
+        };
+        let note = note.as_bytes();
+        let head = split_screens(&head, on_alternate, note);
+        // A stretch on the alternate screen across the lost bytes is noted once.
+        let tail_note = if head.ends_full_screen {
+            &b""[..]
+        } else {
+            note
+        };
+        let tail = split_screens(&tail, head.ends_full_screen, tail_note);
+        let draws = addresses_cursor(&head.normal) || addresses_cursor(&tail.normal);
+        let normal = Output {
+            head: undrawn(head.normal, note),
+            tail: undrawn(tail.normal, note),
+            lost,
+        };
+        Shown {
+            text: normal.text(),
+            full_screen: head.full_screen || tail.full_screen,
+            ends_full_screen: tail.ends_full_screen,
+            draws,
+        }
+    }
+
+    /// How many bytes of the output are held (head and tail).
+    pub fn held(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+}
+
+/// `bytes` with a screen drawn there by cursor addressing replaced by
+/// `note` on a line of its own: what is left is what was printed before
+/// the drawing began, and the last line printed after it (a pager's rows
+/// after its last jump are more of its drawing; an editor's last line says
+/// what it wrote).
+fn undrawn(bytes: Vec<u8>, note: &[u8]) -> Vec<u8> {
+    let Some(span) = drawn_span(&bytes) else {
+        return bytes;
+    };
+    let mut kept = bytes[..span.start].to_vec();
+    if kept.last().is_some_and(|&b| b != b'\n') {
+        kept.extend_from_slice(b"\r\n");
+    }
+    kept.extend_from_slice(note);
+    kept.extend_from_slice(b"\r\n");
+    let after = &bytes[span.end..];
+    let body = after.strip_suffix(b"\n").unwrap_or(after);
+    let last = memchr::memrchr(b'\n', body).map_or(0, |at| at + 1);
+    kept.extend_from_slice(&after[last..]);
+    kept
 }
 
 /// The line that stands for the part of an output the journal lost.
@@ -287,6 +369,29 @@ mod tests {
 
     fn journal(max_bytes: usize) -> Journal {
         Journal::new(Limits { max_bytes })
+    }
+
+    #[test]
+    fn a_full_screen_program_s_drawing_is_noted_not_shown() {
+        let output = Output {
+            head: b"a\r\n\x1b[?1049hdrawn\x1b[?1049lb\r\n".to_vec(),
+            tail: Vec::new(),
+            lost: 0,
+        };
+        let shown = output.shown_from(0, "[vim: full screen]");
+        assert_eq!(shown.text, "a\n[vim: full screen]\nb");
+        assert!(shown.full_screen && !shown.ends_full_screen);
+        // From the line an earlier report ended on.
+        assert_eq!(output.shown_from(5, "[vim]").text, "[vim]\nb");
+        let drawn = Output {
+            head: b"\x1b[H\x1b[2Jrow 1\x1b[2;1Hrow 2\r\nrow 3\r\n\x1b[24;1H\x1b[K\"f\" written\r\n"
+                .to_vec(),
+            tail: Vec::new(),
+            lost: 0,
+        };
+        let shown = drawn.shown_from(0, "[vi: full screen]");
+        assert_eq!(shown.text, "[vi: full screen]\n\"f\" written");
+        assert!(shown.draws && !shown.full_screen);
     }
 
     #[test]

@@ -531,7 +531,13 @@ impl Engine {
         };
         // A full-screen program draws with cursor movement, which a line
         // view of its output turns into a jumble: show its screen instead.
-        let screen = match facts.alternate_screen {
+        // So does one that draws on the normal screen (`less -X`, git's pager).
+        let drawn = !facts.alternate_screen
+            && self.read_journal(pane, |journal| {
+                let from = baseline.max(journal.end().saturating_sub(TAIL_WINDOW));
+                termpilot_shell::addresses_cursor(&journal.read_from(from).bytes)
+            });
+        let screen = match facts.alternate_screen || drawn {
             true => self.capture_raw(pane, crate::Scrollback::None).await.ok(),
             false => None,
         };
@@ -696,6 +702,23 @@ fn screen_tail(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The journal offset just after the first copy of `typed` in the raw
+/// output from `from`, when the journal holds it without a gap: where the
+/// terminal's echo of a typed line ends and the program's output after it
+/// begins. `None` when the echo is not there as one piece (a line editor
+/// that colours it).
+fn echo_end_offset(journal: &Journal, from: u64, typed: &str) -> Option<u64> {
+    if from < journal.start() {
+        return None;
+    }
+    let read = journal.read_from(from);
+    if !read.gaps.is_empty() || read.lost > 0 {
+        return None;
+    }
+    let at = memchr::memmem::find(&read.bytes, typed.as_bytes())?;
+    Some(from + (at + typed.len()) as u64)
+}
+
 /// An incremental scan that skips matches inside the echo of typed input.
 struct EchoScan {
     pattern: Pattern,
@@ -752,12 +775,27 @@ impl EchoScan {
                     Step::Pending
                 };
             };
-            let Some((candidate, kind)) = self.echo_candidate(&found, typed) else {
+            let Some((candidate, span)) = self.echo_candidate(&found, typed) else {
                 return Step::Found(found);
             };
-            // Restart after (or, for an unfinished line, at) the echo line.
-            if found.line_complete {
-                self.consume(candidate, kind);
+            // A program may draw on the echo's line after it (an editor
+            // redraws the text the typed command changed): that is output.
+            if let Some(after) = self.match_after_echo(&found, span.end, typed) {
+                return Step::Found(after);
+            }
+            // Restart after (or, for an unfinished line, at) the echo line;
+            // after the whole echo on an unfinished line, what follows on it
+            // is output (vim's redraw after a command on its last line).
+            let echoed = match span.whole && !found.line_complete {
+                true => echo_end_offset(journal, self.resume, &candidate),
+                false => None,
+            };
+            if let Some(after) = echoed {
+                self.consume(candidate, span.kind);
+                self.resume = after;
+                self.restart();
+            } else if found.line_complete {
+                self.consume(candidate, span.kind);
                 self.resume = found.line_end;
                 self.restart();
             } else {
@@ -775,7 +813,33 @@ impl EchoScan {
         self.position = self.resume;
     }
 
-    fn echo_candidate(&self, found: &Match, typed: &[Typed]) -> Option<(String, Echo)> {
+    /// The first match on `found`'s line after the echo that ends at
+    /// `echo_end`, unless it is an echo too.
+    fn match_after_echo(&self, found: &Match, echo_end: usize, typed: &[Typed]) -> Option<Match> {
+        let mut from = echo_end;
+        loop {
+            let rest = found.line.get(from..).filter(|rest| !rest.is_empty())?;
+            let mut line = Journal::new(termpilot_journal::Limits::default());
+            line.append(rest.as_bytes());
+            let next = Scanner::new(self.pattern.clone(), 0).scan(&line).found?;
+            let next = Match {
+                line: found.line.clone(),
+                start: from + next.start,
+                end: from + next.end,
+                line_end: found.line_end,
+                line_complete: found.line_complete,
+                redrawn: found.redrawn,
+                ..next
+            };
+            match self.echo_candidate(&next, typed) {
+                Some((_, span)) if span.end > from => from = span.end,
+                Some(_) => return None,
+                None => return Some(next),
+            }
+        }
+    }
+
+    fn echo_candidate(&self, found: &Match, typed: &[Typed]) -> Option<(String, echo::EchoSpan)> {
         let after_baseline = typed
             .iter()
             .filter(|t| t.offset >= self.baseline && t.offset <= found.line_end)
@@ -792,15 +856,14 @@ impl EchoScan {
                 end: found.end,
                 redrawn: found.redrawn,
             };
-            let kind = echo::echo_kind(seen, &candidate)?;
+            let span = echo::echo_span(seen, &candidate)?;
             let used = self
                 .consumed
                 .iter()
                 .find(|(c, _)| *c == candidate)
                 .map(|(_, k)| *k);
-            match (used, kind) {
-                (None, kind) => Some((candidate, kind)),
-                (Some(Echo::Bare), Echo::Prompted) => Some((candidate, kind)),
+            match (used, span.kind) {
+                (None, _) | (Some(Echo::Bare), Echo::Prompted) => Some((candidate, span)),
                 _ => None,
             }
         })

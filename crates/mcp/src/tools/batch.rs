@@ -86,10 +86,9 @@ impl Tool for SendKeysBatch {
     const NAME: &'static str = "send_keys_batch";
     const TITLE: &'static str = "Type into panes, many at once";
     const DESCRIPTION: &'static str = "Run up to 100 send_keys operations (any panes, in order) \
-        as one pipelined tmux chain: far faster than separate calls when you know all the \
-        input. Key names and sizes are checked before anything is sent; a missing pane fails \
-        its own operation. on_error stop: nothing is sent after a failure; continue: every \
-        operation runs and reports.";
+        as one pipelined tmux chain, faster than separate calls. Key names are checked before \
+        anything is sent; a missing pane fails its own operation. on_error stop: nothing is \
+        sent after a failure; continue: every operation runs and reports.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
     type Params = SendKeysBatchParams;

@@ -221,9 +221,8 @@ pub struct SinceEntry {
 impl Tool for CaptureSince {
     const NAME: &'static str = "capture_since";
     const TITLE: &'static str = "Read new output";
-    const DESCRIPTION: &'static str = "Return only what a pane printed after `cursor`, control \
-        sequences removed, with the next cursor; says how much was lost if the journal dropped \
-        old output.";
+    const DESCRIPTION: &'static str = "Return what a pane printed after `cursor` (control \
+        sequences removed) and the next cursor; says how much the journal lost.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = CaptureSinceParams;

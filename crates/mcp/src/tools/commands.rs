@@ -15,6 +15,13 @@ use crate::toolset::Toolset;
 
 type Result<T> = ToolResult<T>;
 
+/// Tokens of a command's output unless the caller says otherwise (or the
+/// server's default is lower): about one screen, head and tail. Measured
+/// with `tests/e2e/bench_tasks.py`: a 5,000-line build log costs an agent
+/// this much and still shows its first lines and the error at its end;
+/// the rest is one read_output away.
+const OUTPUT_TOKENS: u32 = 400;
+
 /// `run_command`.
 pub(crate) struct RunCommand;
 
@@ -31,11 +38,10 @@ pub struct RunCommandParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
-    /// (default 300; 0: off).
+    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
-    /// Default 2000.
+    /// Default 400.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -62,7 +68,10 @@ pub struct CommandEntry {
     pub ended_unseen: bool,
     /// Give this to wait_for_command to pick up a command that timed out.
     pub command_id: Option<String>,
-    /// The command's own output (no prompt, no echoed command line), cut to budget.
+    /// The command's own output (no prompt, no echoed command line), cut to budget; after an
+    /// awaiting_input result, from the line that result ended on. A full-screen program
+    /// waiting for input shows as its screen (shown again: the rows that changed); its
+    /// drawing is left out of output, with a line naming it ("[vim: full screen]").
     pub output: String,
     /// Whether output was left out.
     pub truncated: bool,
@@ -110,12 +119,9 @@ impl Tool for RunCommand {
     const NAME: &'static str = "run_command";
     const TITLE: &'static str = "Run a shell command";
     const DESCRIPTION: &'static str = "Run a command line in a pane's shell (cd and export \
-        persist); return its exit code and its own output (no prompt, no echo). Needs a shell \
-        at its prompt; for a REPL or full-screen program use send_keys. On timeout it keeps \
-        running: pass the result's command_id to wait_for_command. It ends only once the \
-        shell has the terminal back (a program cannot fake it); an output larger than the \
-        journal keeps head and tail (lost_bytes). A line the shell rejects or that is \
-        unfinished ends at once with not_run; a program waiting for input, with awaiting_input.";
+        persist); return its exit code and own output (no prompt, no echo). Needs a shell at \
+        its prompt. On timeout it keeps running: wait_for_command takes the command_id. Ends \
+        early with not_run (a rejected or unfinished line) or awaiting_input.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
     type Params = RunCommandParams;
@@ -175,11 +181,10 @@ pub struct WaitForCommandParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
-    /// (default 300; 0: off).
+    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
-    /// Default 2000.
+    /// Default 400.
     #[schemars(range(min = 100, max = 100000))]
     pub max_tokens: Option<u32>,
 }
@@ -187,9 +192,8 @@ pub struct WaitForCommandParams {
 impl Tool for WaitForCommand {
     const NAME: &'static str = "wait_for_command";
     const TITLE: &'static str = "Wait for a running command";
-    const DESCRIPTION: &'static str = "Keep waiting for a command run_command left running \
-        (after a timeout or awaiting_input); return its exit code and output. One interrupted \
-        with C-c returns as interrupted once its shell is idle at its prompt again.";
+    const DESCRIPTION: &'static str = "Keep waiting for a command run_command left running; \
+        return its exit code and output, or interrupted after a C-c.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = WaitForCommandParams;
@@ -233,7 +237,8 @@ pub(crate) fn command_done(
     report: CommandReport,
     max_tokens: Option<u32>,
 ) -> Result<Reply<CommandEntry>> {
-    let budget = server.budget(max_tokens, None);
+    let default = OUTPUT_TOKENS.min(server.options.default_max_tokens);
+    let budget = server.budget(max_tokens, Some(default));
     let output = server.fit_text(&report.output, &budget)?;
     let awaiting = report.input.is_some();
     let not_run = report.not_run.map(|why| match why {
@@ -271,48 +276,51 @@ pub(crate) fn command_done(
         alternate_screen: report.input.as_ref().map(|input| input.alternate_screen),
         not_run: not_run.map(str::to_owned),
     };
-    let full_screen = match entry.alternate_screen {
-        Some(true) => " [full-screen program]",
-        _ => "",
+    let status = command_status(host, &report, &entry);
+    let text = match entry.output.is_empty() {
+        true => status,
+        false => format!("{status}\n{}", entry.output),
     };
-    let status = match (entry.exit_code, &entry.command_id) {
+    Ok(Reply { entry, text })
+}
+
+/// The first line of a command result's text: the outcome in few words.
+/// Only an outcome that needs the caller to do something unusual says
+/// what; the rest is in the server's instructions.
+fn command_status(host: &Host, report: &CommandReport, entry: &CommandEntry) -> String {
+    let elapsed = entry.elapsed_s;
+    // The id once per command: the caller has it from then on.
+    let id = |id: &str| match report.id_given {
+        true => String::new(),
+        false => format!("; command_id {id}"),
+    };
+    match (entry.exit_code, &entry.command_id) {
         (None, Some(id)) if report.host_lost => format!(
-            "the connection to host {} dropped after {:.3} s; the command may still run there: \
-             call wait_for_command with command_id {id} (it connects again)",
-            host.name(),
-            entry.elapsed_s
+            "host {} lost after {elapsed:.1} s; the command may still run there: \
+             wait_for_command {id} connects again",
+            host.name()
         ),
-        (None, Some(id)) if let Some(input) = &report.input => format!(
-            "awaiting input after {:.3} s{}{full_screen}; answer it, then call \
-             wait_for_command with command_id {id}",
-            entry.elapsed_s,
-            crate::awaiting::describe(input),
+        (None, Some(command)) if let Some(input) = &report.input => format!(
+            "awaiting input {}{}",
+            crate::awaiting::describe(input, report.screen),
+            id(command)
         ),
-        (Some(code), _) => format!("exit code {code} after {:.3} s", entry.elapsed_s),
+        (Some(code), _) => format!("exit {code} in {elapsed:.1} s"),
         (None, None) if report.ended_unseen => format!(
-            "the command ended while the connection to host {} was down: its exit code and the output it \
-             printed meanwhile are not known (below is what arrived before the drop); \
-             capture_pane shows the screen",
+            "ended while the connection to host {} was down: exit code and output printed \
+             meanwhile unknown \
+             (below: what came before); capture_pane shows the screen",
             host.name()
         ),
         (None, None) if report.not_run == Some(NotRun::SyntaxError) => {
-            "not run: the shell could not parse the command line (its message follows)".into()
+            "not run: the shell could not parse it:".into()
         }
         (None, None) if report.not_run == Some(NotRun::Incomplete) => {
-            "not run: the command line is unfinished (an unclosed quote, bracket or \
-             here-document?); termpilot pressed C-c to bring the prompt back"
+            "not run: unfinished line (unclosed quote, bracket or here-document?); \
+             termpilot pressed C-c"
                 .into()
         }
-        (None, Some(id)) => format!(
-            "still running after {:.3} s; call wait_for_command with command_id {id}",
-            entry.elapsed_s
-        ),
-        (None, None) => format!(
-            "interrupted after {:.3} s: the shell went back to its prompt without the \
-             command's exit code (a C-c?) and took the next command",
-            entry.elapsed_s
-        ),
-    };
-    let text = format!("{status}\n{}", entry.output);
-    Ok(Reply { entry, text })
+        (None, Some(command)) => format!("running after {elapsed:.1} s{}", id(command)),
+        (None, None) => format!("interrupted after {elapsed:.1} s"),
+    }
 }

@@ -12,6 +12,8 @@ use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
+use super::then_wait::{self, InputWait};
+
 /// Longest `send_keys` text; longer input belongs in `paste_text`.
 #[cfg(test)]
 pub const MAX_TEXT: usize = 65_536;
@@ -24,6 +26,9 @@ pub struct SentEntry {
     /// Position in the pane's output from just before the input. Give it as
     /// `since` to a later wait or read so output the input caused is never missed.
     pub cursor: String,
+    /// The result of the call's `wait` (a run_command or wait_for_text result).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<serde_json::Map<String, Value>>,
 }
 
 /// The result of a tool that typed into `pane`.
@@ -31,8 +36,9 @@ pub(crate) fn sent(host: &Host, pane: PaneId, cursor: Cursor) -> Reply<SentEntry
     let entry = SentEntry {
         pane: host.qualify(pane),
         cursor: host.qualify(cursor),
+        wait: None,
     };
-    let text = format!("sent to {}; cursor {}", entry.pane, entry.cursor);
+    let text = format!("sent; cursor {}", entry.cursor);
     Reply { entry, text }
 }
 
@@ -67,6 +73,25 @@ pub struct SendKeysParams {
     pub enter: Option<bool>,
 }
 
+/// Arguments of the `send_keys` tool: [`SendKeysParams`] (the keys, as a
+/// batch takes them too) and what to wait for after them.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendKeysCall {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Literal text, typed exactly as given.
+    #[schemars(length(max = 65536))]
+    pub text: Option<String>,
+    /// tmux key names pressed after the text.
+    #[schemars(length(max = 256))]
+    pub keys: Option<Vec<KeyName>>,
+    /// Press Enter at the end (default: when text is given).
+    pub enter: Option<bool>,
+    pub wait: Option<InputWait>,
+}
+
 /// One tmux key name, such as "Enter", "C-c", "M-x", "F5", "Up" or a single character.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(transparent)]
@@ -75,19 +100,22 @@ pub struct KeyName(#[schemars(length(min = 1, max = 32))] pub String);
 impl Tool for SendKeys {
     const NAME: &'static str = "send_keys";
     const TITLE: &'static str = "Type into a pane";
-    const DESCRIPTION: &'static str = "Type literal `text` exactly as given (quotes, ;, $, tabs, \
-        Unicode unchanged), then press the tmux `keys` named (\"C-c\", \"Up\", \"M-x\", \"F5\"), \
-        then Enter (by default when text is given). For multi-line or long text use paste_text.";
+    const DESCRIPTION: &'static str = "Type literal `text` exactly as given, then press the \
+        tmux `keys` named (\"C-c\", \"Up\", \"M-x\"), then Enter (default when text is given). \
+        Long or multi-line text: paste_text.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
-    type Params = SendKeysParams;
+    type Params = SendKeysCall;
     type Output = SentEntry;
 
-    async fn call(server: &TermpilotServer, params: SendKeysParams, _: &CallContext) -> Outcome {
+    async fn call(server: &TermpilotServer, call: SendKeysCall, context: &CallContext) -> Outcome {
+        let (params, wait) = call.split();
+        then_wait::check(wait.as_ref())?;
         let input = checked_input(&params, "")?;
         let pane = pane(server, &params.pane).await?;
         let cursor = pane.engine.send_input(pane.id, &input).await?;
-        sent(&pane.host, pane.id, cursor).done()
+        let sent = sent(&pane.host, pane.id, cursor);
+        then_wait::then_wait(server, context, &pane, cursor, wait, sent).await
     }
 
     /// Text, keys and Enter as the bytes the terminal gets: key names
@@ -101,6 +129,26 @@ impl Tool for SendKeys {
             // Refused before anything is typed.
             Err(_) => Vec::new(),
         }
+    }
+}
+
+impl SendKeysCall {
+    /// The keys to send, and the wait after them.
+    fn split(self) -> (SendKeysParams, Option<InputWait>) {
+        let SendKeysCall {
+            pane,
+            text,
+            keys,
+            enter,
+            wait,
+        } = self;
+        let params = SendKeysParams {
+            pane,
+            text,
+            keys,
+            enter,
+        };
+        (params, wait)
     }
 }
 
@@ -162,6 +210,52 @@ pub struct PasteTextParams {
     pub enter: bool,
 }
 
+/// Arguments of the `paste_text` tool: [`PasteTextParams`] (as a batch
+/// takes them too) and what to wait for after the paste.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasteTextCall {
+    /// Pane id ("%3") or target ("work:1.0").
+    #[schemars(length(min = 1, max = 256))]
+    pub pane: String,
+    /// Text to paste, exactly as given.
+    #[schemars(length(min = 1, max = 1048576))]
+    pub text: String,
+    /// Bracketed-paste markers when the program asked for them; refuses text containing
+    /// ESC[200~ or ESC[201~.
+    #[serde(default = "yes")]
+    pub bracketed: bool,
+    /// Press Enter after the paste.
+    #[serde(default)]
+    pub enter: bool,
+    /// Then wait, as send_keys's wait.for.
+    pub wait: Option<PasteWait>,
+}
+
+/// What `paste_text` waits for after the paste.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum PasteWait {
+    Command,
+    Idle,
+}
+
+impl PasteWait {
+    /// The same wait as `send_keys` takes it.
+    fn as_input_wait(self) -> InputWait {
+        let what = match self {
+            PasteWait::Command => then_wait::WaitFor::Command,
+            PasteWait::Idle => then_wait::WaitFor::Idle,
+        };
+        InputWait {
+            what,
+            pattern: None,
+            timeout_s: None,
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }
@@ -170,22 +264,23 @@ impl Tool for PasteText {
     const NAME: &'static str = "paste_text";
     const TITLE: &'static str = "Paste text into a pane";
     const DESCRIPTION: &'static str = "Paste text as a terminal paste (bracketed when the \
-        program asked for it), newlines included, nothing interpreted: for scripts and file \
-        contents. A shell taking bracketed pastes runs nothing until Enter: set enter to run \
-        it.";
+        program asked for it), newlines included, nothing interpreted. A shell taking \
+        bracketed pastes runs nothing until Enter: set enter.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
-    type Params = PasteTextParams;
+    type Params = PasteTextCall;
     type Output = SentEntry;
 
-    async fn call(server: &TermpilotServer, params: PasteTextParams, _: &CallContext) -> Outcome {
+    async fn call(server: &TermpilotServer, params: PasteTextCall, call: &CallContext) -> Outcome {
         refuse_nul("text", &params.text)?;
         let pane = pane(server, &params.pane).await?;
         let cursor = pane
             .engine
             .paste(pane.id, &params.text, params.bracketed, params.enter)
             .await?;
-        sent(&pane.host, pane.id, cursor).done()
+        let sent = sent(&pane.host, pane.id, cursor);
+        let wait = params.wait.map(PasteWait::as_input_wait);
+        then_wait::then_wait(server, call, &pane, cursor, wait, sent).await
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {

@@ -12,4 +12,5 @@ pub(crate) mod recording;
 pub(crate) mod run_batch;
 pub(crate) mod secrets;
 pub(crate) mod sessions;
+pub(crate) mod then_wait;
 pub(crate) mod waits;

@@ -64,10 +64,9 @@ impl Tool for TypeSecret {
     const NAME: &'static str = "type_secret";
     const TITLE: &'static str = "Type a secret";
     const DESCRIPTION: &'static str = "Type a secret into a pane whose program waits for it \
-        with echo off (outcome awaiting_input, secret: true), then Enter; you never see it. A \
-        configured name (--secret NAME=...) is typed at once; for another, the person types it \
-        on a one-shot local page (URL-mode elicitation) and the call returns when they have. \
-        Results show [secret NAME] where a program prints it.";
+        with echo off (awaiting_input, secret: true), then Enter; you never see it. A \
+        configured name (--secret NAME=...) is typed at once; another, the person types on a \
+        one-shot local page. Results show [secret NAME] where a program prints it.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Writes;
     type Params = TypeSecretParams;

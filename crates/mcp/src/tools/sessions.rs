@@ -222,8 +222,8 @@ impl PaneEntry {
 impl Tool for ListPanes {
     const NAME: &'static str = "list_panes";
     const TITLE: &'static str = "List panes";
-    const DESCRIPTION: &'static str = "List panes (all, or one session's or window's) with id, \
-        size, cwd, foreground program, and whether a full-screen program or copy mode is active.";
+    const DESCRIPTION: &'static str = "List panes (all, or a session's or window's): id, size, \
+        cwd, foreground program, full-screen program or copy mode active.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = ListPanesParams;

@@ -78,8 +78,7 @@ pub struct WaitForTextParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
-    /// (default 300; 0: off).
+    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
     /// Budget of the returned tail (default 300).
@@ -141,10 +140,9 @@ pub struct WaitEntry {
 impl Tool for WaitForText {
     const NAME: &'static str = "wait_for_text";
     const TITLE: &'static str = "Wait for text in a pane";
-    const DESCRIPTION: &'static str = "Wait until a pane prints a text or regex. Every byte \
-        after `since` is scanned, so output that scrolled past is not missed; the echo of what \
-        termpilot typed does not count. Ends early with awaiting_input when the program waits \
-        for input. For shell commands, run_command is simpler.";
+    const DESCRIPTION: &'static str = "Wait until a pane prints a text or regex, scanning \
+        every byte after `since` (nothing that scrolled past is missed; the echo of typed input \
+        does not count). Ends early with awaiting_input.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = WaitForTextParams;
@@ -248,8 +246,7 @@ pub struct WaitForIdleParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms after which a program reading its terminal ends the wait as awaiting_input
-    /// (default 300; 0: off).
+    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
 }
@@ -257,9 +254,9 @@ pub struct WaitForIdleParams {
 impl Tool for WaitForIdle {
     const NAME: &'static str = "wait_for_idle";
     const TITLE: &'static str = "Wait for a pane to go quiet";
-    const DESCRIPTION: &'static str = "Wait until a pane prints nothing for `quiet_ms`, when you \
-        cannot know what it prints last (an installer, a redrawing REPL); else prefer \
-        wait_for_text. Ends early with awaiting_input when the program waits for input.";
+    const DESCRIPTION: &'static str = "Wait until a pane prints nothing for `quiet_ms`, when its \
+        last output is unknown (an installer); else prefer wait_for_text. Ends early with \
+        awaiting_input.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = WaitForIdleParams;
@@ -340,9 +337,10 @@ pub(crate) fn wait_done(
         line_mode: input.line_mode,
         program: input.program,
     };
-    let mut text = format!("{} after {:.3} s", entry.outcome, entry.elapsed_s);
+    let mut text = format!("{} in {:.1} s", entry.outcome, entry.elapsed_s);
     if let Some(input) = &report.input {
-        text.push_str(&crate::awaiting::describe(input));
+        let screen = report.alternate_screen;
+        text.push_str(&format!(" {}", crate::awaiting::describe(input, screen)));
     }
     if let Some(line) = &entry.line {
         text.push_str(&format!(": {line}"));
@@ -353,16 +351,18 @@ pub(crate) fn wait_done(
             entry.lost_bytes
         ));
     }
-    if entry.alternate_screen {
-        text.push_str(" [full-screen program]");
+    if entry.alternate_screen && report.input.is_none() {
+        text.push_str(" [screen]");
     }
     if entry.in_mode {
         text.push_str(" [pane in copy mode]");
     }
-    text.push_str(&format!(
-        "\ncursor {}\n--- last output ---\n{}",
-        entry.cursor, entry.tail
-    ));
+    text.push_str(&format!("\ncursor {}", entry.cursor));
+    // The matched line alone is the tail when nothing came after it.
+    if entry.tail.trim() != entry.line.as_deref().unwrap_or_default().trim() {
+        text.push('\n');
+        text.push_str(&entry.tail);
+    }
     Ok(Reply { entry, text })
 }
 

@@ -145,6 +145,7 @@ impl Engine {
                 }
                 let mut report = self.final_report(running, super::Finish::Running);
                 if report.exit_code.is_none() && !report.interrupted {
+                    self.show_screen(running, &mut report, &found).await;
                     report.input = Some(found);
                 }
                 Ok(report)

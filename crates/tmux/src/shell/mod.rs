@@ -85,8 +85,16 @@ pub struct CommandReport {
     pub pane: PaneId,
     /// The exit code, once finished.
     pub exit_code: Option<i32>,
-    /// The command's own output so far (terminal control sequences removed).
+    /// The command's own output so far (terminal control sequences removed),
+    /// from the line where the last report on it that awaited input ended
+    /// (the caller saw the rest). A full-screen program's drawing is left
+    /// out, with a line naming it; while one waits for input, this is its
+    /// screen as rendered instead (see `screen`).
     pub output: String,
+    /// `output` is the rendered screen of a full-screen program.
+    pub screen: bool,
+    /// An earlier report on the command, still running, gave its id.
+    pub id_given: bool,
     /// Time since the command was typed.
     pub elapsed: Duration,
     /// The position just after the command's output (or of what was read).
@@ -157,6 +165,25 @@ pub(crate) struct Running {
     /// the command was typed (see `Shared::outages`): one more since means
     /// its end marker may be lost.
     outages: u64,
+    /// What reports on it have shown so far. A std `Mutex`: read or set
+    /// while a report is made, never across an `.await`.
+    shown: Arc<Mutex<ShownSoFar>>,
+}
+
+/// What the reports on a command that awaited input have shown so far.
+#[derive(Debug, Clone, Default)]
+struct ShownSoFar {
+    /// Bytes of its output (head and tail) the last such report held: the
+    /// next report starts at the line holding the next byte.
+    bytes: usize,
+    /// The program last found waiting for input, which names a full-screen
+    /// program in its note.
+    program: Option<String>,
+    /// The rows of the screen the last such report showed, when it showed
+    /// one: the next shows what changed.
+    screen: Option<Vec<String>>,
+    /// A report on the command still running was made (it gave the id).
+    id_given: bool,
 }
 
 /// A pane's first process and its terminal, on the pane's own host: where
@@ -267,7 +294,12 @@ impl Engine {
             found.map_or((None, None), |(pid, procs)| (Some(pid), Some(procs)));
         self.refuse_awaiting_input(pane).await?;
         // Taken before typing: the echo goes on the prompt's line.
-        let prompt = self.read_journal(pane, shown_prompt);
+        let prompt = match self.read_journal(pane, shown_prompt) {
+            Some(prompt) => Some(prompt),
+            // A prompt drawn before termpilot read the pane is on the
+            // screen only.
+            None => self.screen_prompt(pane).await,
+        };
         let nonce = new_nonce();
         let input = Input {
             text: Some(wrapper(shell, command, &nonce)),
@@ -290,6 +322,7 @@ impl Engine {
             prompt,
             command: command.to_owned(),
             outages,
+            shown: Arc::default(),
         };
         self.commands(|commands| {
             // The shell was at its prompt, so an earlier command in this pane
@@ -335,6 +368,17 @@ impl Engine {
             self.primary().await?;
         }
         self.follow_or_input(&running, timeout, settle).await
+    }
+
+    /// The id of the newest command `run_command` typed into `pane` that
+    /// has not been reported ended yet.
+    pub fn command_in(&self, pane: PaneId) -> Option<String> {
+        self.commands(|commands| {
+            (commands.by_id.values())
+                .filter(|running| running.pane == pane)
+                .max_by_key(|running| running.started)
+                .map(|running| running.nonce.clone())
+        })
     }
 
     /// Reads the command's output as it arrives, whether or not a call
@@ -605,9 +649,17 @@ impl Engine {
             };
             (tracker.output(journal, end), cursor)
         });
+        let (skip, id_given) = {
+            let mut shown = lock_shown(&running.shown);
+            let given = shown.id_given;
+            shown.id_given |= matches!(finish, Finish::Running | Finish::HostLost);
+            (shown.bytes, given)
+        };
+        let note = format!("[{}: full screen]", self.full_screen_name(running));
+        let shown = output.shown_from(skip, &note);
         // A program may quote its source line with the wrapper in it, as
         // fish does in an error.
-        let mut text = output.text();
+        let mut text = shown.text;
         if let Cow::Owned(shown) = termpilot_shell::hide_wrappers(&text) {
             text = shown;
         }
@@ -636,6 +688,8 @@ impl Engine {
                 _ => None,
             },
             output: text,
+            screen: false,
+            id_given,
             elapsed: running.started.elapsed(),
             cursor: self.cursor(running.pane, cursor),
             start_cursor: self.cursor(running.pane, running.cursor),
@@ -665,6 +719,18 @@ impl Engine {
         proc::idle_in_foreground(fs.as_ref(), shell)
     }
 
+    /// The last line with text on the pane's screen, trailing spaces
+    /// removed: the prompt of a shell at its prompt.
+    async fn screen_prompt(&self, pane: PaneId) -> Option<String> {
+        let screen = self.capture_raw(pane, crate::Scrollback::None).await.ok()?;
+        let last = screen
+            .lines
+            .iter()
+            .rev()
+            .find(|line| !line.trim().is_empty())?;
+        Some(last.trim_end().to_owned())
+    }
+
     /// Runs `f` on the table of commands left running. A std `Mutex`: `f`
     /// is a map lookup or update.
     fn commands<R>(&self, f: impl FnOnce(&mut RunningCommands) -> R) -> R {
@@ -673,6 +739,54 @@ impl Engine {
             .running
             .lock()
             .unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Makes `report` (on a command found waiting for input) show a
+    /// full-screen program as its screen renders, not as the stream that
+    /// drew it, and notes what it showed: the next report on the command
+    /// starts where this one ended.
+    pub(super) async fn show_screen(
+        &self,
+        running: &Running,
+        report: &mut CommandReport,
+        found: &crate::input_state::AwaitingInput,
+    ) {
+        let skip = lock_shown(&running.shown).bytes;
+        let (held, draws) = self.read_journal(running.pane, |journal| {
+            let output = lock(&running.tracker).output(journal, journal.end());
+            (output.held(), output.shown_from(skip, "").draws)
+        });
+        let before = {
+            let mut shown = lock_shown(&running.shown);
+            shown.bytes = held;
+            shown.program = Some(found.program.clone());
+            shown.screen.take()
+        };
+        if !(found.alternate_screen || draws) {
+            return;
+        }
+        if let Ok(screen) = self
+            .capture_raw(running.pane, crate::Scrollback::None)
+            .await
+        {
+            let rows = screen_rows(&screen.lines);
+            report.output = match &before {
+                Some(before) => termpilot_shell::changed_rows(before, &rows),
+                None => rows.join("\n"),
+            };
+            report.screen = true;
+            lock_shown(&running.shown).screen = Some(rows);
+        }
+    }
+
+    /// The name a note gives a full-screen program the command ran: the
+    /// last one found waiting for input, else the command line's first
+    /// program that is not a shell builtin for setting things up.
+    fn full_screen_name(&self, running: &Running) -> String {
+        if let Some(program) = lock_shown(&running.shown).program.clone() {
+            return program;
+        }
+        program_of(&running.command).unwrap_or_else(|| "a program".to_owned())
     }
 
     /// How following ends when the pane cannot be asked about: the
@@ -807,6 +921,42 @@ fn lock(tracker: &Mutex<Tracker>) -> std::sync::MutexGuard<'_, Tracker> {
     tracker.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Locks what a command's reports have shown. A std `Mutex`: held only to
+/// read or set it.
+fn lock_shown(shown: &Mutex<ShownSoFar>) -> std::sync::MutexGuard<'_, ShownSoFar> {
+    shown.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A screen's rows: trailing spaces and blank rows at the bottom removed.
+fn screen_rows(lines: &[String]) -> Vec<String> {
+    let mut rows: Vec<String> = lines
+        .iter()
+        .map(|line| line.trim_end().to_owned())
+        .collect();
+    let shown = rows
+        .iter()
+        .rposition(|row| !row.is_empty())
+        .map_or(0, |last| last + 1);
+    rows.truncate(shown);
+    rows
+}
+
+/// The first program a command line runs other than the builtins and
+/// wrappers that set things up (`cd dir && vim x` runs vim).
+fn program_of(command: &str) -> Option<String> {
+    const SETUP: [&str; 10] = [
+        "cd", "echo", "printf", "export", "env", "sudo", "exec", "time", "nice", "command",
+    ];
+    command
+        .split([';', '&', '|', '\n', '(', ')'])
+        .flat_map(|part| {
+            part.split_whitespace()
+                .find(|word| !word.contains('=') && !word.starts_with('-'))
+        })
+        .find(|word| !SETUP.contains(word))
+        .map(|word| word.rsplit('/').next().unwrap_or(word).to_owned())
+}
+
 /// The text of the journal's unfinished last line, as cleaned: a shell's
 /// prompt while it waits. `None` when there is none.
 fn shown_prompt(journal: &termpilot_journal::Journal) -> Option<String> {
@@ -905,6 +1055,17 @@ mod tests {
             partial: None,
             next: 0,
         }
+    }
+
+    #[test]
+    fn a_note_names_the_program_not_its_set_up() {
+        assert_eq!(program_of("vim data.txt").as_deref(), Some("vim"));
+        assert_eq!(program_of("cd /r && git log").as_deref(), Some("git"));
+        assert_eq!(
+            program_of("EDITOR=vi /usr/bin/less -R f").as_deref(),
+            Some("less")
+        );
+        assert_eq!(program_of("cd /tmp; echo hi"), None);
     }
 
     #[test]
