@@ -21,7 +21,7 @@ from typing import Any
 import mcp_types as types
 import pyte
 from conftest import Termpilot, poll, text_of
-from test_waits import BASH_ENV, TMUX_CONFIG, WaitClient, at_prompt, bash_pane, run, send, wait_text
+from test_waits import BASH_ENV, PROMPT, TMUX_CONFIG, WaitClient, at_prompt, bash_pane, run, send, wait_text
 
 # The palette the pictures use (xterm's), and their default colours.
 RED = (0xCD, 0x00, 0x00)
@@ -162,13 +162,23 @@ def test_png_shows_colours_glyphs_and_the_cursor_at_known_cells(tp: Termpilot) -
     tp.run(body, env=BASH_ENV, extra_args=["--tmux-config", TMUX_CONFIG])
 
 
+async def secret_pane(client: Any, name: str) -> str:
+    """A bash pane whose environment holds the secret's value (termpilot
+    keeps `env:` secrets out of the environment of the panes it starts, so
+    the test hands the value to the pane itself)."""
+    env = {"PS1": PROMPT, "TP_E2E_PW": SECRET_VALUE}
+    pane = (await client.ok("create_session", {"name": name, "env": env}))["pane"]
+    await at_prompt(client, pane)
+    return pane
+
+
 def test_svg_hides_the_wrapper_and_redacts_secrets(tp: Termpilot) -> None:
     """The picture shows what the text shows: run_command's line as typed
     (its wrapper is longer than the pane is wide), a secret by its name,
     and colours elsewhere."""
 
     async def body(client: Any) -> None:
-        pane = await bash_pane(client, "svg")
+        pane = await secret_pane(client, "svg")
         await run(client, pane, r'printf "\e[44mBLUE\e[0m\n"; printf "%s\n" "$TP_E2E_PW"')
         await at_prompt(client, pane)
         result, _ = await picture(client, pane, "svg")
@@ -234,7 +244,7 @@ def test_a_recording_is_v3_hides_wrappers_and_secrets_and_replays_to_the_screen(
     capture_pane shows."""
 
     async def body(client: Any) -> None:
-        pane = await bash_pane(client, "cast")
+        pane = await secret_pane(client, "cast")
         # A screen cleared and drawn at places (pyte has no alternate screen).
         await run(client, pane, r'printf "\e[H\e[2J\e[1;5Hdrawn\e[2;1H"; echo back')
         await run(client, pane, r'printf "\e[32mgreen\e[0m\n"; sleep 0.3; echo later')

@@ -411,8 +411,15 @@ impl TermpilotServer {
                 let interrupt = json!({"pane": pane, "keys": ["C-c"]});
                 let audit = self.oversight.begin("send_keys", &interrupt, &context);
                 let call = CallContext::detached(context.peer, None, CancellationToken::new());
-                let outcome = self.call("send_keys", interrupt, &call).await;
-                if self.settle(outcome, audit, &call).is_error != Some(true) {
+                // A task of its own: the command may end at the C-c before
+                // this call returns, and ending the job (which aborts this
+                // future) must not abandon the C-c's own call and audit line.
+                let server = self.clone();
+                let typed = tokio::spawn(async move {
+                    let outcome = server.call("send_keys", interrupt, &call).await;
+                    server.settle(outcome, audit, &call).is_error != Some(true)
+                });
+                if typed.await.unwrap_or(false) {
                     tokio::time::sleep(INTERRUPT_GRACE).await;
                 }
             }
