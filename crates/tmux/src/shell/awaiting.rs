@@ -225,7 +225,7 @@ impl Engine {
         };
         // Read where the pane runs: on another host, one dump of its
         // process tree there.
-        let fs = self.procfs(pid, tty).await;
+        let fs = self.procfs(pane, pid, tty).await;
         let Some(foreground) = foreground(fs.as_ref(), pid, tty) else {
             return Ok(None);
         };

@@ -163,6 +163,7 @@ pub(crate) struct Running {
 /// its shell's processes are read (`/proc` here, or a dump taken there).
 #[derive(Debug, Clone)]
 pub(crate) struct PaneProcs {
+    pane: PaneId,
     pid: u32,
     tty: String,
 }
@@ -442,7 +443,7 @@ impl Engine {
     /// The processes of a pane as they are now (see [`PaneProcs`]).
     async fn pane_procfs(&self, procs: Option<&PaneProcs>) -> Arc<dyn Procfs> {
         match procs {
-            Some(procs) => self.procfs(procs.pid, &procs.tty).await,
+            Some(procs) => self.procfs(procs.pane, procs.pid, &procs.tty).await,
             None => Arc::new(crate::procfs::Snapshot::default()),
         }
     }
@@ -732,6 +733,7 @@ impl Engine {
             )));
         }
         let procs = facts.pid.map(|pid| PaneProcs {
+            pane,
             pid,
             tty: facts.tty.clone(),
         });
