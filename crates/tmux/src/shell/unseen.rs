@@ -109,12 +109,22 @@ impl Engine {
 /// Whether the screen line `line` under the cursor shows `prompt` (the
 /// prompt the shell showed before the command, as the journal had it)
 /// drawn again. Both are compared in their [`prompt_shape`]; the line may
-/// be the prompt, its tail (a prompt wider than the pane wraps), or the
-/// prompt followed by a right side the journal's copy lacks.
+/// be the prompt, the prompt followed by a right side the journal's copy
+/// lacks, or one screen row of a prompt wider than the pane (the journal
+/// keeps the whole prompt, with the line editor's redrawing around it) at
+/// least [`ROW_OF_PROMPT`] long.
 fn shows_prompt_again(line: &str, prompt: &str) -> bool {
     let (line, prompt) = (prompt_shape(line), prompt_shape(prompt));
-    !line.is_empty() && !prompt.is_empty() && (prompt.ends_with(&line) || line.starts_with(&prompt))
+    if line.is_empty() || prompt.is_empty() {
+        return false;
+    }
+    let row = prompt.len() > line.len() && line.len() >= ROW_OF_PROMPT;
+    line.starts_with(&prompt) || (row && prompt.contains(&line))
 }
+
+/// How long a screen row must be to count as a row of a wrapped prompt:
+/// long enough not to turn up by chance in the prompt's text.
+const ROW_OF_PROMPT: usize = 8;
 
 /// A prompt's text with what changes from one drawing to the next taken
 /// out: every run of digits (a clock, a counter, an exit status) is one
@@ -174,9 +184,13 @@ mod tests {
     }
 
     #[test]
-    fn a_wrapped_prompt_leaves_its_tail_on_the_cursor_line() {
+    fn a_wrapped_prompt_leaves_a_row_of_it_on_the_cursor_line() {
         let prompt = format!("{}-end$", "x".repeat(100));
         assert!(shows_prompt_again("xxxxxxxxxxxx-end$", &prompt));
         assert!(!shows_prompt_again("xxxxxxxxxxxx-other$", &prompt));
+        // The journal's copy with readline's redrawing after it.
+        assert!(shows_prompt_again("xxxxxxxxxxxx-end$", &format!("{prompt} xxxxxxxx")));
+        // A short line is no row of the prompt: `$` is in most prompts.
+        assert!(!shows_prompt_again("$", "me@box:~$"));
     }
 }
