@@ -189,7 +189,10 @@ mod tests {
         assert!(shows_prompt_again("xxxxxxxxxxxx-end$", &prompt));
         assert!(!shows_prompt_again("xxxxxxxxxxxx-other$", &prompt));
         // The journal's copy with readline's redrawing after it.
-        assert!(shows_prompt_again("xxxxxxxxxxxx-end$", &format!("{prompt} xxxxxxxx")));
+        assert!(shows_prompt_again(
+            "xxxxxxxxxxxx-end$",
+            &format!("{prompt} xxxxxxxx")
+        ));
         // A short line is no row of the prompt: `$` is in most prompts.
         assert!(!shows_prompt_again("$", "me@box:~$"));
     }
