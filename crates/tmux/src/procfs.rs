@@ -73,6 +73,16 @@ impl Dump {
     }
 }
 
+impl Dumps {
+    /// The first process and terminal of `pane` as its last dump named
+    /// them: a pane keeps both for its life, so the next dump can be asked
+    /// for before the pane's facts are back.
+    pub(crate) fn last_procs(&self, pane: PaneId) -> Option<(u32, String)> {
+        let newest = self.newest.lock().unwrap_or_else(|e| e.into_inner());
+        newest.get(&pane).map(|dump| (dump.pid, dump.tty.clone()))
+    }
+}
+
 impl Engine {
     /// The processes under `pid` (the first process of `pane`) and the
     /// mode of its terminal `tty`, read where the pane runs: `/proc` here

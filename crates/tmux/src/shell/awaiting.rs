@@ -215,17 +215,38 @@ impl Engine {
             .flag("-p")
             .opt("-t", pane.to_string())
             .arg(TtyRow::FORMAT);
-        let reply = self.command(query).await?;
-        let row = TtyRow::parse_first("display-message", &reply)?;
+        // On another host every look is a round trip: the pane's facts, a
+        // dump of its processes (its first process and terminal as the last
+        // dump named them) and its prompt line are asked for at once.
+        let guess = match self.panes_are_local() {
+            true => None,
+            false => self.shared.dumps.last_procs(pane),
+        };
+        let (reply, early) = match &guess {
+            Some((pid, tty)) => {
+                let (reply, fs, prompt) = tokio::join!(
+                    self.command(query),
+                    self.procfs(pane, *pid, tty),
+                    self.prompt_line(pane)
+                );
+                (reply, Some((fs, prompt)))
+            }
+            None => (self.command(query).await, None),
+        };
+        let row = TtyRow::parse_first("display-message", &reply?)?;
         if row.id != Some(pane) || row.dead {
             return Ok(None);
         }
         let (Some(pid), tty) = (row.pid, row.tty.as_str()) else {
             return Ok(None);
         };
-        // Read where the pane runs: on another host, one dump of its
-        // process tree there.
-        let fs = self.procfs(pane, pid, tty).await;
+        let guessed = guess.as_ref().is_some_and(|(p, t)| *p == pid && t == tty);
+        let (fs, prompt) = match early {
+            Some((fs, prompt)) if guessed => (fs, Some(prompt)),
+            // Read where the pane runs: on another host, one dump of its
+            // process tree there.
+            _ => (self.procfs(pane, pid, tty).await, None),
+        };
         let Some(foreground) = foreground(fs.as_ref(), pid, tty) else {
             return Ok(None);
         };
@@ -241,7 +262,11 @@ impl Engine {
         let Some(mut found) = input_state::decide(&facts) else {
             return Ok(None);
         };
-        found.prompt = super::hide_wrappers(&self.prompt_line(pane).await).into_owned();
+        let prompt = match prompt {
+            Some(prompt) => prompt,
+            None => self.prompt_line(pane).await,
+        };
+        found.prompt = super::hide_wrappers(&prompt).into_owned();
         Ok(Some(found))
     }
 
