@@ -106,17 +106,20 @@ async fn measure(server: &PrivateServer, config: &Path) -> anyhow::Result<[Figur
         "unexpected pane id {}",
         panes[1]
     );
+    // Each kind of call in a run of its own, so that a call follows one
+    // of its kind (a run_command the one before it), alternating between
+    // the hosts.
     let mut samples: [[Vec<Duration>; 4]; 2] = Default::default();
-    for round in 0..WARMUP + RUNS {
-        for (side, pane) in panes.iter().enumerate() {
-            let times = [
-                run_echo(&mut client, pane).await?,
-                keys_and_wait(&mut client, pane, round).await?,
-                capture(&mut client, pane).await?,
-                awaiting_secret(&mut client, pane).await?,
-            ];
-            if round >= WARMUP {
-                for (kind, time) in times.into_iter().enumerate() {
+    for kind in 0..4 {
+        for round in 0..WARMUP + RUNS {
+            for (side, pane) in panes.iter().enumerate() {
+                let time = match kind {
+                    0 => run_echo(&mut client, pane).await?,
+                    1 => keys_and_wait(&mut client, pane, round).await?,
+                    2 => capture(&mut client, pane).await?,
+                    _ => awaiting_secret(&mut client, pane).await?,
+                };
+                if round >= WARMUP {
                     samples[side][kind].push(time);
                 }
             }
@@ -267,7 +270,8 @@ fn section([local, far]: &[Figures; 2], rtt: Duration) -> Section {
         )
         .note(format!(
             "the link: a relay on loopback holding every byte {} ms each way, between ssh and a \
-             private sshd; medians of {RUNS} calls of each kind, alternating between the hosts",
+             private sshd; medians of {RUNS} calls of each kind in a row, alternating between \
+             the hosts",
             DELAY.as_millis()
         ))
 }

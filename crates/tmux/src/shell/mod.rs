@@ -562,7 +562,7 @@ impl Engine {
                 end > running.cursor && !journal.lines(running.cursor).lines.is_empty(),
             )
         });
-        if !echoed {
+        if !echoed || self.more_output_follows(running.pane, end).await {
             return None;
         }
         let fs = self.shell_procfs(running).await;

@@ -26,6 +26,13 @@ use crate::wait::PaneFacts;
 /// How long a sighting stands in for the check at most.
 const SIGHTING_KEPT: Duration = Duration::from_secs(120);
 
+/// How long, on another host, more output is awaited after a command
+/// line's echo before its shell is looked at: the start marker a shell
+/// prints a moment after the echo can come a read later, and the look
+/// (a round trip) would find the shell done with the command and still
+/// not know it started.
+const ECHO_GRACE: Duration = Duration::from_millis(20);
+
 /// A shell seen ready for input, and what the pane looked like then.
 #[derive(Debug, Clone)]
 pub(crate) struct Sighting {
@@ -96,5 +103,22 @@ impl Engine {
         let (facts, fs) = tokio::join!(self.pane_facts(pane), self.procfs(pane, pid, &tty));
         let named = (facts.as_ref()).is_ok_and(|facts| facts.pid == Some(pid) && facts.tty == tty);
         (facts, named.then_some(fs))
+    }
+
+    /// Whether, on another host, the pane prints more after its journal
+    /// ended at `end` within [`ECHO_GRACE`] (the caller reads it first).
+    pub(super) async fn more_output_follows(&self, pane: PaneId, end: u64) -> bool {
+        if self.panes_are_local() {
+            return false;
+        }
+        let mut changes = self.subscribe(pane);
+        let more = async {
+            while self.journal_end(pane) == end {
+                if changes.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::time::timeout(ECHO_GRACE, more).await.is_ok()
     }
 }
