@@ -50,7 +50,8 @@ pub(crate) struct Dumps {
 }
 
 /// One dump of a pane's processes: asked for when the pane's journal ended
-/// at `asked_at_end`, shared by every look that comes before it is stale.
+/// at `asked_at_end`, shared by every look that comes before it is stale
+/// (the pane printed, something was typed into it, or it is old).
 #[derive(Debug)]
 struct Dump {
     pid: u32,
@@ -59,6 +60,9 @@ struct Dump {
     snapshot: tokio::sync::OnceCell<Arc<Snapshot>>,
     /// When it arrived.
     done: OnceLock<Instant>,
+    /// Set when something was typed into the pane since it was asked for:
+    /// what the keys start shows in no output yet.
+    typed_since: AtomicBool,
 }
 
 impl Dump {
@@ -69,11 +73,21 @@ impl Dump {
         self.pid == pid
             && self.tty == tty
             && self.asked_at_end == end
+            && !self.typed_since.load(Ordering::Relaxed)
             && self.done.get().is_none_or(|at| at.elapsed() < REUSE)
     }
 }
 
 impl Dumps {
+    /// Keeps the pane's dump from serving looks from now on: something is
+    /// being typed into the pane.
+    pub(crate) fn typed_into(&self, pane: PaneId) {
+        let newest = self.newest.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(dump) = newest.get(&pane) {
+            dump.typed_since.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// The first process and terminal of `pane` as its last dump named
     /// them: a pane keeps both for its life, so the next dump can be asked
     /// for before the pane's facts are back.
@@ -105,6 +119,7 @@ impl Engine {
                         asked_at_end: end,
                         snapshot: tokio::sync::OnceCell::new(),
                         done: OnceLock::new(),
+                        typed_since: AtomicBool::new(false),
                     });
                     newest.insert(pane, Arc::clone(&dump));
                     dump
@@ -504,6 +519,7 @@ mod tests {
             asked_at_end: 500,
             snapshot: tokio::sync::OnceCell::new(),
             done: OnceLock::new(),
+            typed_since: AtomicBool::new(false),
         };
         assert!(dump.serves(10, "/dev/pts/3", 500), "on its way");
         assert!(
@@ -511,6 +527,9 @@ mod tests {
             "the pane printed since"
         );
         assert!(!dump.serves(11, "/dev/pts/3", 500) && !dump.serves(10, "/dev/pts/4", 500));
+        dump.typed_since.store(true, Ordering::Relaxed);
+        assert!(!dump.serves(10, "/dev/pts/3", 500), "keys went in since");
+        dump.typed_since.store(false, Ordering::Relaxed);
         dump.done.set(Instant::now() - REUSE).unwrap();
         assert!(!dump.serves(10, "/dev/pts/3", 500), "too old");
     }

@@ -404,33 +404,6 @@ async fn a_host_s_processes_are_read_through_its_tmux_server() {
 }
 
 #[tokio::test]
-async fn keys_typed_after_a_command_on_a_host_make_the_next_one_check_the_shell_again() {
-    let machine = Machine::new();
-    let control = tempfile::tempdir().unwrap();
-    let hosts = hosts(&[machine.spec("box")], control.path());
-    let engine = hosts.engine("box").await.unwrap();
-    let created = engine.create_session(&NewSession::default()).await.unwrap();
-    let ran = engine
-        .run_command(created.pane, "echo first", LIMIT)
-        .await
-        .unwrap();
-    assert_eq!(ran.exit_code, Some(0), "{ran:?}");
-    // The shell was seen ready after that command; these keys start a
-    // command the next run_command must not type into.
-    let typed = termpilot_tmux::Input {
-        text: Some("sleep 4".into()),
-        enter: true,
-        ..termpilot_tmux::Input::default()
-    };
-    engine.send_input(created.pane, &typed).await.unwrap();
-    let refused = engine.run_command(created.pane, "echo second", LIMIT).await;
-    assert!(
-        matches!(refused, Err(Error::NotAtPrompt { .. })),
-        "the shell is busy with sleep: {refused:?}"
-    );
-}
-
-#[tokio::test]
 async fn on_a_host_an_end_marker_counts_only_once_the_shell_has_the_terminal() {
     let machine = Machine::new();
     let control = tempfile::tempdir().unwrap();

@@ -69,9 +69,11 @@ impl Engine {
         self.commands(|commands| commands.ready.insert(running.pane, sighting));
     }
 
-    /// Forgets a sighting of the pane's shell: something was typed into it.
+    /// Forgets what was seen of the pane's shell (a sighting, a dump of its
+    /// processes): something is being typed into it.
     pub(crate) fn forget_ready(&self, pane: PaneId) {
         self.commands(|commands| commands.ready.remove(&pane));
+        self.shared.dumps.typed_into(pane);
     }
 
     /// The shell of the pane's last sighting, taken, if it still stands:
