@@ -79,9 +79,10 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>>;
 
     /// Runs a POSIX shell script on the server's machine, outside tmux:
-    /// how the engine reads `/proc` of panes on another host. Transports
-    /// without one (in-memory test pipes) fail it, and those facts are then
-    /// unknown.
+    /// how the engine reads `/proc` of panes on another host where the
+    /// tmux server there cannot run the script itself (see `procfs`).
+    /// Transports without one (in-memory test pipes) fail it, and those
+    /// facts are then unknown.
     fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
         let _ = script;
         Box::pin(async {
