@@ -76,6 +76,15 @@ fn delayed_config(sshd: &sshd::Sshd, relay: u16) -> anyhow::Result<PathBuf> {
     Ok(config)
 }
 
+/// The kinds of call timed, in the order of [`Figures`]' fields.
+#[derive(Clone, Copy)]
+enum Call {
+    Run,
+    KeysAndWait,
+    Capture,
+    Awaiting,
+}
+
 /// One host's figures, by call type.
 struct Figures {
     run_command: Summary,
@@ -110,17 +119,17 @@ async fn measure(server: &PrivateServer, config: &Path) -> anyhow::Result<[Figur
     // of its kind (a run_command the one before it), alternating between
     // the hosts.
     let mut samples: [[Vec<Duration>; 4]; 2] = Default::default();
-    for kind in 0..4 {
+    for kind in [Call::Run, Call::KeysAndWait, Call::Capture, Call::Awaiting] {
         for round in 0..WARMUP + RUNS {
             for (side, pane) in panes.iter().enumerate() {
                 let time = match kind {
-                    0 => run_echo(&mut client, pane).await?,
-                    1 => keys_and_wait(&mut client, pane, round).await?,
-                    2 => capture(&mut client, pane).await?,
-                    _ => awaiting_secret(&mut client, pane).await?,
+                    Call::Run => run_echo(&mut client, pane).await?,
+                    Call::KeysAndWait => keys_and_wait(&mut client, pane, round).await?,
+                    Call::Capture => capture(&mut client, pane).await?,
+                    Call::Awaiting => awaiting_secret(&mut client, pane).await?,
                 };
                 if round >= WARMUP {
-                    samples[side][kind].push(time);
+                    samples[side][kind as usize].push(time);
                 }
             }
         }
