@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -578,5 +579,91 @@ def test_progress_names_the_pane_with_its_host(tp, far_sshd, host):
 
         await poll(reported, 5.0, "a progress message")
         assert all(f"running a command in {pane}" in m for m in messages), messages
+
+    tp.run(body, extra_args=ssh_args(server))
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_the_ssh_master_ends_with_serve(tp, far_sshd):
+    server, _ = far_sshd
+    # serve's temporary directory, where its ssh sockets' directory goes: a
+    # short path, as a socket's must be.
+    serve_tmp = Path(tempfile.mkdtemp(prefix="tp-m-"))
+    masters: list[int] = []
+
+    async def body(client: Client) -> None:
+        pane = (await new_pane(client, "ssh", "master"))["pane"]
+        ran = await client.ok("run_command", {"pane": pane, "command": "echo up"})
+        assert ran["exit_code"] == 0, ran
+        sockets = list(serve_tmp.glob("termpilot-ssh-*/*"))
+        assert sockets, "the master listens in serve's directory"
+        for socket in sockets:
+            check = subprocess.run(
+                ["ssh", "-F", str(server.config), "-o", f"ControlPath={socket}", "-O", "check", server.alias],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+            found = re.search(r"pid=(\d+)", check.stderr)
+            assert found, check.stderr
+            masters.append(int(found.group(1)))
+
+    try:
+        tp.run(body, env={**SERVER_ENV, "TMPDIR": str(serve_tmp)}, extra_args=ssh_args(server))
+        assert masters
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(pid) for pid in masters):
+            time.sleep(0.05)
+        assert not [pid for pid in masters if alive(pid)], "a master outlived serve"
+        assert not list(serve_tmp.glob("termpilot-ssh-*")), "the sockets' directory is removed"
+    finally:
+        # A master that outlived serve (the test failing) ends here, by its pid.
+        for pid in masters:
+            if alive(pid):
+                os.kill(pid, signal.SIGTERM)
+        shutil.rmtree(serve_tmp, ignore_errors=True)
+
+
+# Prompts that are not drawn again as the same text: (shell, the line that
+# sets the prompt). zsh's right side is spaced out to the pane's edge and
+# shows a clock; bash's clock moves on; a prompt wider than the pane wraps,
+# leaving its tail on the cursor's line.
+PROMPTS = {
+    "zsh-rprompt": ("zsh -f", "PROMPT='z%# '; RPROMPT='[%*] right'"),
+    "bash-clock": ("bash --norc --noprofile", r"PS1='[\t] \$ '"),
+    "bash-wrapped": ("bash --norc --noprofile", "PS1=\"$(printf 'w%.0s' $(seq 300))-end\\$ \""),
+}
+
+
+@pytest.mark.parametrize("prompt", sorted(PROMPTS))
+def test_a_command_ends_unseen_under_a_prompt_drawn_anew(tp, far_sshd, prompt):
+    server, _ = far_sshd
+    shell, setting = PROMPTS[prompt]
+    if shutil.which(shell.split()[0]) is None:
+        pytest.skip(f"{shell.split()[0]} is not installed")
+
+    async def body(client: Client) -> None:
+        created = await client.ok("create_session", {"host": "ssh", "name": "drawn-anew", "command": shell})
+        pane = created["pane"]
+        ran = await client.ok("run_command", {"pane": pane, "command": setting})
+        assert ran["exit_code"] == 0, ran
+        ran, _ = await run_cut_by_a_stop(client, server, pane, "sleep 2; echo finished-$((6*7))")
+        await anyio.sleep(2.5)
+        server.start()
+        started = time.monotonic()
+        done = await client.ok("wait_for_command", {"command_id": ran["command_id"], "timeout_s": 8})
+        took = time.monotonic() - started
+        assert took < 5, f"found ended at once, not at the timeout ({took:.1f} s): {done}"
+        assert done["ended_unseen"] and done["exit_code"] is None, done
+        after = await client.ok("run_command", {"pane": pane, "command": "echo after"})
+        assert after["exit_code"] == 0 and after["output"] == "after", after
 
     tp.run(body, extra_args=ssh_args(server))

@@ -202,6 +202,7 @@ impl Engine {
     fn sendable(&self, op: &BatchOp) -> Result<Sendable> {
         let pane = op.pane.clone()?;
         self.refuse_own_pane(pane, "type into")?;
+        self.forget_ready(pane);
         let (commands, typed, bytes) = match &op.keys {
             Keystrokes::Type(input) => (
                 input_commands(pane, input),

@@ -50,6 +50,8 @@ pub(crate) struct Shared {
     pub(crate) running: Mutex<crate::shell::RunningCommands>,
     /// The line typed into each pane, judged before input goes out.
     pub(crate) gate: crate::gate::Gate,
+    /// The newest dump of each remote pane's processes (see `procfs`).
+    pub(crate) dumps: crate::procfs::Dumps,
     /// Identifies the tmux server instance behind cursors (its pid).
     epoch: AtomicU32,
     next_client: AtomicU64,
@@ -220,9 +222,6 @@ pub(crate) const QUIET_FLAGS: &str = "ignore-size,no-output";
 /// How long after a failed start the quiet client is tried again.
 const QUIET_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The longest reading a remote host's processes may take.
-const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
-
 /// How long connecting retries failures that another process starting the
 /// same server at the same moment can cause.
 const CONNECT_RETRY: std::time::Duration = std::time::Duration::from_secs(10);
@@ -289,6 +288,7 @@ impl Engine {
             server: Mutex::new(None),
             running: Mutex::new(Default::default()),
             gate: Default::default(),
+            dumps: Default::default(),
             epoch: AtomicU32::new(0),
             next_client: AtomicU64::new(1),
             sessions_dirty: AtomicBool::new(false),
@@ -324,27 +324,6 @@ impl Engine {
     /// client is connected again yet.
     pub(crate) fn connection_lost(&self) -> bool {
         self.shared.any_client().is_none() && self.shared.host_lost()
-    }
-
-    /// The processes under `pid` (a pane's first process) and the mode of
-    /// its terminal `tty`, read where the pane runs: `/proc` here for a
-    /// local server, a dump taken on the host for another (empty when the
-    /// host cannot be asked, so nothing is known).
-    pub(crate) async fn procfs(&self, pid: u32, tty: &str) -> Arc<dyn crate::procfs::Procfs> {
-        use crate::procfs::{Here, Snapshot, dump_script};
-        if self.panes_are_local() {
-            return Arc::new(Here);
-        }
-        let script = dump_script(pid, tty);
-        let dump = tokio::time::timeout(PROBE_LIMIT, self.shared.transport.shell(&script)).await;
-        match dump {
-            Ok(Ok(ran)) => Arc::new(Snapshot::parse(&ran.stdout, tty)),
-            Ok(Err(e)) => {
-                tracing::debug!(error = %e, "cannot read the host's processes");
-                Arc::new(Snapshot::default())
-            }
-            Err(_) => Arc::new(Snapshot::default()),
-        }
     }
 
     /// The pane termpilot itself runs in, if it runs inside this server.

@@ -715,6 +715,7 @@ impl Engine {
     /// before they were sent: no later than the input, so a wait from it
     /// misses nothing the input caused (it may see output from just before).
     pub(crate) async fn run_for_pane(&self, pane: PaneId, commands: Vec<Command>) -> Result<u64> {
+        self.forget_ready(pane);
         let client = self.client_for_pane(pane).await?;
         let before = self.journal_end(pane);
         let target = pane.to_string();

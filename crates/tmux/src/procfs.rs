@@ -4,13 +4,223 @@
 //! program waits for input are read in `/proc` and from the terminal's mode.
 //! For a server on this machine that is `/proc` here ([`Here`]). For a server
 //! on another host, pids name processes there: one shell script run on that
-//! host ([`crate::transport::Transport::shell`]) dumps the pane's process
-//! tree and its terminal's mode, and a [`Snapshot`] answers from the dump.
-//! This machine's `/proc` is never read for another host's pane.
+//! host dumps the pane's process tree and its terminal's mode, and a
+//! [`Snapshot`] answers from the dump. This machine's `/proc` is never read
+//! for another host's pane.
+//!
+//! The script runs through the control connection that is already open: the
+//! tmux server there runs it (`run-shell`), it hands its dump to the server
+//! as a paste buffer, and the same command line reads the buffer back, so a
+//! look costs one round trip and starts no process here. Looks at one pane
+//! with no output between them share one dump (see [`Dumps`]). Where that
+//! cannot work (no `/proc/PID/exe` of tmux there), the transport runs the
+//! script instead ([`crate::transport::Transport::shell`]).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
+use termpilot_control::{Command, PaneId};
+use tokio::time::Instant;
+
+use crate::client::Group;
+use crate::engine::{Engine, call};
 use crate::input_state::TtyMode;
+
+/// How long a finished dump answers further looks at its pane while the
+/// pane prints nothing: the looks of one step of a call (is the shell back?
+/// is its line editor reading?), not a look after a pause (the shortest,
+/// the 25 ms of a starting shell's settle, wants a new dump).
+const REUSE: Duration = Duration::from_millis(20);
+
+/// How long a dump may take before its facts count as unknown.
+const DUMP_LIMIT: Duration = Duration::from_secs(3);
+
+/// The dumps taken of each remote pane, newest only.
+#[derive(Debug, Default)]
+pub(crate) struct Dumps {
+    /// A std `Mutex`: held to look up or replace an entry, never across an
+    /// `.await`.
+    newest: Mutex<HashMap<PaneId, Arc<Dump>>>,
+    /// Numbers the paste buffers dumps travel in.
+    next: AtomicU64,
+    /// Set once the server could not run a dump: the transport runs them.
+    through_transport: AtomicBool,
+}
+
+/// One dump of a pane's processes: asked for when the pane's journal ended
+/// at `asked_at_end`, shared by every look that comes before it is stale
+/// (the pane printed, something was typed into it, or it is old).
+#[derive(Debug)]
+struct Dump {
+    pid: u32,
+    tty: String,
+    asked_at_end: u64,
+    snapshot: tokio::sync::OnceCell<Arc<Snapshot>>,
+    /// When it arrived.
+    done: OnceLock<Instant>,
+    /// Set when something was typed into the pane since it was asked for:
+    /// what the keys start shows in no output yet.
+    typed_since: AtomicBool,
+}
+
+impl Dump {
+    /// Whether a look at `pid`/`tty` now, with the journal ending at `end`,
+    /// may take this dump: nothing printed since it was asked for, and it
+    /// is on its way or fresh.
+    fn serves(&self, pid: u32, tty: &str, end: u64) -> bool {
+        self.pid == pid
+            && self.tty == tty
+            && self.asked_at_end == end
+            && !self.typed_since.load(Ordering::Relaxed)
+            && self.done.get().is_none_or(|at| at.elapsed() < REUSE)
+    }
+}
+
+impl Dumps {
+    /// Keeps the pane's dump from serving looks from now on: something is
+    /// being typed into the pane.
+    pub(crate) fn typed_into(&self, pane: PaneId) {
+        let newest = self.newest.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(dump) = newest.get(&pane) {
+            dump.typed_since.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The first process and terminal of `pane` as its last dump named
+    /// them: a pane keeps both for its life, so the next dump can be asked
+    /// for before the pane's facts are back.
+    pub(crate) fn last_procs(&self, pane: PaneId) -> Option<(u32, String)> {
+        let newest = self.newest.lock().unwrap_or_else(|e| e.into_inner());
+        newest.get(&pane).map(|dump| (dump.pid, dump.tty.clone()))
+    }
+}
+
+impl Engine {
+    /// The processes under `pid` (the first process of `pane`) and the
+    /// mode of its terminal `tty`, read where the pane runs: `/proc` here
+    /// for a local server, a dump taken on the host for another (empty when
+    /// the host cannot be asked, so nothing is known).
+    pub(crate) async fn procfs(&self, pane: PaneId, pid: u32, tty: &str) -> Arc<dyn Procfs> {
+        if self.panes_are_local() {
+            return Arc::new(Here);
+        }
+        let dumps = &self.shared.dumps;
+        let end = self.journal_end(pane);
+        let dump = {
+            let mut newest = dumps.newest.lock().unwrap_or_else(|e| e.into_inner());
+            match newest.get(&pane) {
+                Some(dump) if dump.serves(pid, tty, end) => Arc::clone(dump),
+                _ => {
+                    let dump = Arc::new(Dump {
+                        pid,
+                        tty: tty.to_owned(),
+                        asked_at_end: end,
+                        snapshot: tokio::sync::OnceCell::new(),
+                        done: OnceLock::new(),
+                        typed_since: AtomicBool::new(false),
+                    });
+                    newest.insert(pane, Arc::clone(&dump));
+                    dump
+                }
+            }
+        };
+        let snapshot = dump
+            .snapshot
+            .get_or_init(|| async {
+                let snapshot = self.dump(pid, tty).await;
+                let _ = dump.done.set(Instant::now());
+                Arc::new(snapshot)
+            })
+            .await;
+        Arc::clone(snapshot) as Arc<dyn Procfs>
+    }
+
+    /// Takes one dump on the pane's host: through the tmux server, or
+    /// through the transport where the server cannot run it.
+    pub(crate) async fn dump(&self, pid: u32, tty: &str) -> Snapshot {
+        let script = dump_script(pid, tty);
+        let dumps = &self.shared.dumps;
+        if !dumps.through_transport.load(Ordering::Relaxed) {
+            match tokio::time::timeout(DUMP_LIMIT, self.dump_through_server(&script)).await {
+                Ok(Ok(dump)) => return Snapshot::parse(&dump, tty),
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "the server cannot dump processes");
+                    // tmux refused the line (no buffer came back): the
+                    // server's host cannot run the job, and never will.
+                    let lost = matches!(
+                        e,
+                        crate::Error::Disconnected { .. }
+                            | crate::Error::SessionEnded { .. }
+                            | crate::Error::Connect { .. }
+                    );
+                    if !lost {
+                        dumps.through_transport.store(true, Ordering::Relaxed);
+                    }
+                }
+                Err(_) => return Snapshot::default(),
+            }
+        }
+        let ran = tokio::time::timeout(DUMP_LIMIT, self.shared.transport.shell(&script)).await;
+        match ran {
+            Ok(Ok(ran)) => Snapshot::parse(&ran.stdout, tty),
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "cannot read the host's processes");
+                Snapshot::default()
+            }
+            Err(_) => Snapshot::default(),
+        }
+    }
+
+    /// Runs `script` on the server's host with `run-shell`, which hands
+    /// its output to the server as a paste buffer (run by the server's own
+    /// executable, on its own socket), reads the buffer back and deletes
+    /// it: one command line, one round trip.
+    async fn dump_through_server(&self, script: &str) -> crate::Result<String> {
+        let n = self.shared.dumps.next.fetch_add(1, Ordering::Relaxed);
+        let buffer = format!("termpilot-dump-{n}");
+        let job = run_shell_job(script, &buffer);
+        let commands = [
+            Command::new("run-shell").arg(job),
+            Command::new("show-buffer").opt("-b", &buffer),
+            Command::new("delete-buffer").opt("-b", &buffer),
+        ];
+        let mut line = Vec::new();
+        let mut parts = Vec::new();
+        for command in commands {
+            let built = call(command, None)?;
+            if !line.is_empty() {
+                line.extend_from_slice(b" ; ");
+            }
+            line.extend_from_slice(built.line.strip_suffix(b"\n").unwrap_or(&built.line));
+            parts.push((built.command, None));
+        }
+        line.push(b'\n');
+        let client = self.primary().await?;
+        let answers = client.call_group(Group { line, parts }).await?;
+        // A failed command ends the line: its `%error` is the last reply.
+        let mut answers = answers.into_iter();
+        let shown = answers.nth(1).ok_or_else(|| crate::Error::Command {
+            command: "run-shell".into(),
+            message: "no reply".into(),
+        })?;
+        Ok(crate::engine::ok_reply(shown)?.text())
+    }
+}
+
+/// The shell command `run-shell` runs for `script`: its output goes to
+/// paste buffer `buffer` of the same server, never to a pane (tmux shows a
+/// job's output, and a failure's status, in the current pane), and it ends
+/// with status 0. `#` is doubled, since `run-shell` expands formats first;
+/// `#{pid}` and `#{socket_path}` are the server's.
+fn run_shell_job(script: &str, buffer: &str) -> String {
+    let script = script.replace('#', "##");
+    format!(
+        "{{\n{script}}} 2>/dev/null | /proc/#{{pid}}/exe -S #{{q:socket_path}} load-buffer -b {buffer} - \
+         >/dev/null 2>&1; true"
+    )
+}
 
 /// What the engine reads about processes, wherever they run.
 pub(crate) trait Procfs: Send + Sync {
@@ -129,8 +339,11 @@ pub(crate) struct Snapshot {
 }
 
 /// The script that dumps the tree under `pid` and the mode of `tty`: one
-/// line a fact, `P PID` starting each process. Runs under any POSIX `sh`
-/// with `od`, `tr`, `readlink` and `stty` (coreutils or busybox).
+/// line a fact, `P PID` starting each process, its descriptors as `ls -l`
+/// lists them, its executable as `exe PATH`. Runs under any POSIX `sh` with
+/// `od`, `tr`, `ls`, `readlink` and `stty` (coreutils or busybox); the files
+/// of `/proc` are read with the shell's own `read`, so a process costs four
+/// programs.
 pub(crate) fn dump_script(pid: u32, tty: &str) -> String {
     let tty = crate::transport::shell_quote(tty);
     format!(
@@ -138,13 +351,13 @@ pub(crate) fn dump_script(pid: u32, tty: &str) -> String {
   for p in "$@"; do
     [ -r /proc/$p/stat ] || continue
     echo "P $p"
-    for f in stat comm wchan syscall; do printf '%s ' "$f"; tr '\n' ' ' < /proc/$p/$f 2>/dev/null; echo; done
+    for f in stat comm wchan syscall; do v=; read -r v < /proc/$p/$f 2>/dev/null; printf '%s %s\n' $f "$v"; done
     printf 'cmdline '; od -An -tx1 -v /proc/$p/cmdline 2>/dev/null | tr -d ' \n'; echo
-    k=$(cat /proc/$p/task/*/children 2>/dev/null)
-    echo "kids " $k
-    ls /proc/$p/fd >/dev/null 2>&1 || echo hidden
+    k=
+    for t in /proc/$p/task/*/children; do c=; read -r c < $t 2>/dev/null; k="$k $c"; done
+    echo "kids $k"
     x=$(readlink /proc/$p/exe 2>/dev/null) && echo "exe $x"
-    for f in /proc/$p/fd/*; do t=$(readlink "$f" 2>/dev/null) && echo "fd ${{f##*/}} $t"; done
+    ls -l /proc/$p/fd 2>/dev/null || echo hidden
     d $k
   done
 }}
@@ -200,14 +413,14 @@ impl Snapshot {
                         .filter_map(|pid| pid.parse().ok())
                         .collect();
                 }
-                "fd" => {
-                    if let Some((fd, target)) = rest.split_once(' ')
-                        && let Ok(fd) = fd.parse()
+                _ => {
+                    // `ls -l`: `lrwx------ 1 me me 64 Nov 26 20:58 0 -> /dev/pts/3`.
+                    if let Some((head, target)) = line.split_once(" -> ")
+                        && let Some(Ok(fd)) = head.split_whitespace().last().map(str::parse)
                     {
                         entry.fds.insert(fd, target.to_owned());
                     }
                 }
-                _ => {}
             }
         }
         snapshot
@@ -280,8 +493,9 @@ mod tests {
     #[test]
     fn a_dump_reads_back() {
         let dump = "P 10\nstat 10 (bash) S 1 10 10 34816 20 \ncomm bash \nwchan do_select\n\
-                    syscall 7 0x1 \ncmdline 2d626173680041\nkids  20 21\nfd 0 /dev/pts/3\n\
-                    fd 1 /dev/pts/3\nP 20\nstat 20 (cat) S 10 20 10 34816 20 \ncomm cat \n\
+                    syscall 7 0x1 \ncmdline 2d626173680041\nkids  20 21\ntotal 0\n\
+                    lrwx------ 1 me me 64 Nov 26 20:58 0 -> /dev/pts/3\n\
+                    lrwx------ 1 me me 64 Nov 26 20:58 1 -> /dev/pts/3\nP 20\nstat 20 (cat) S 10 20 10 34816 20 \ncomm cat \n\
                     wchan \nsyscall \ncmdline 636174\nkids \n\
                     tty 4500:5:bf:8a3b:3:1c:7f:15:4:0:1:0:11:13:1a:0:12:f:17:16:0:0:0\n";
         let snap = Snapshot::parse(dump, "/dev/pts/3");
@@ -323,6 +537,39 @@ mod tests {
         assert!(matches!(snap.exe(pid), Fd::Target(exe) if exe.ends_with("/sleep")));
         // /dev/null is no terminal: no mode.
         assert_eq!(snap.tty_mode("/dev/null"), None);
+    }
+
+    #[test]
+    fn a_dump_serves_looks_until_the_pane_prints_or_it_gets_old() {
+        let dump = Dump {
+            pid: 10,
+            tty: "/dev/pts/3".into(),
+            asked_at_end: 500,
+            snapshot: tokio::sync::OnceCell::new(),
+            done: OnceLock::new(),
+            typed_since: AtomicBool::new(false),
+        };
+        assert!(dump.serves(10, "/dev/pts/3", 500), "on its way");
+        assert!(
+            !dump.serves(10, "/dev/pts/3", 501),
+            "the pane printed since"
+        );
+        assert!(!dump.serves(11, "/dev/pts/3", 500) && !dump.serves(10, "/dev/pts/4", 500));
+        dump.typed_since.store(true, Ordering::Relaxed);
+        assert!(!dump.serves(10, "/dev/pts/3", 500), "keys went in since");
+        dump.typed_since.store(false, Ordering::Relaxed);
+        dump.done.set(Instant::now() - REUSE).unwrap();
+        assert!(!dump.serves(10, "/dev/pts/3", 500), "too old");
+    }
+
+    #[test]
+    fn the_job_doubles_hashes_and_reports_nothing() {
+        let job = run_shell_job("echo ${f##*/} #x\n", "termpilot-dump-1");
+        assert!(job.contains("${f####*/} ##x"), "{job}");
+        assert!(
+            job.contains("/proc/#{pid}/exe -S #{q:socket_path} load-buffer -b termpilot-dump-1 -")
+        );
+        assert!(job.ends_with("; true"), "{job}");
     }
 
     #[test]

@@ -306,8 +306,12 @@ impl Engine {
         let Some(pid) = row.pid else {
             return Vec::new();
         };
-        let fs = self.procfs(pid, &row.tty).await;
-        readers(fs.as_ref(), pid, &row.tty)
+        // A fresh look, never a shared dump: this decides where a secret goes.
+        if self.panes_are_local() {
+            return readers(&crate::procfs::Here, pid, &row.tty);
+        }
+        let dump = self.dump(pid, &row.tty).await;
+        readers(&dump, pid, &row.tty)
     }
 }
 

@@ -13,6 +13,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -78,9 +79,10 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>>;
 
     /// Runs a POSIX shell script on the server's machine, outside tmux:
-    /// how the engine reads `/proc` of panes on another host. Transports
-    /// without one (in-memory test pipes) fail it, and those facts are then
-    /// unknown.
+    /// how the engine reads `/proc` of panes on another host where the
+    /// tmux server there cannot run the script itself (see `procfs`).
+    /// Transports without one (in-memory test pipes) fail it, and those
+    /// facts are then unknown.
     fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
         let _ = script;
         Box::pin(async {
@@ -362,6 +364,8 @@ pub struct Remote {
     launcher: Launcher,
     /// How long opening a connection may take.
     connect_timeout: Duration,
+    /// ssh's master connection, for an ssh host.
+    master: Option<Arc<Master>>,
 }
 
 /// What an ssh host needs besides its destination.
@@ -387,39 +391,51 @@ impl Remote {
     /// control client and one-shot command to the host shares one
     /// connection.
     pub fn ssh(name: &str, destination: &str, options: &SshOptions) -> Remote {
-        let mut prefix: Vec<OsString> = Vec::new();
-        if let Some(config) = &options.config {
-            prefix.push("-F".into());
-            prefix.push(config.into());
-        }
-        let control_path = options.control_dir.join("%C");
-        for option in [
-            "BatchMode=yes".to_owned(),
-            format!("ConnectTimeout={}", ssh_connect_timeout(options.timeout)),
-            "ControlMaster=auto".to_owned(),
-            format!("ControlPath={}", control_path.display()),
-            "ControlPersist=60".to_owned(),
-            "ServerAliveInterval=5".to_owned(),
-            "ServerAliveCountMax=2".to_owned(),
-            "LogLevel=ERROR".to_owned(),
-        ] {
-            prefix.push("-o".into());
-            prefix.push(option.into());
-        }
-        prefix.push("-T".into());
-        // `--` ends ssh's options, so a destination cannot pass as one.
-        prefix.push("--".into());
-        prefix.push(destination.into());
+        let socket = options.control_dir.join(name);
+        let prefix = |master: &str| {
+            let mut prefix: Vec<OsString> = Vec::new();
+            if let Some(config) = &options.config {
+                prefix.push("-F".into());
+                prefix.push(config.into());
+            }
+            for option in [
+                "BatchMode=yes".to_owned(),
+                format!("ConnectTimeout={}", ssh_connect_timeout(options.timeout)),
+                format!("ControlMaster={master}"),
+                format!("ControlPath={}", socket.display()),
+                "ServerAliveInterval=5".to_owned(),
+                "ServerAliveCountMax=2".to_owned(),
+                "LogLevel=ERROR".to_owned(),
+            ] {
+                prefix.push("-o".into());
+                prefix.push(option.into());
+            }
+            prefix.push("-T".into());
+            // `--` ends ssh's options, so a destination cannot pass as one.
+            prefix.push("--".into());
+            prefix.push(destination.into());
+            prefix
+        };
+        // The master runs `cat` there, reading this process's pipe: when
+        // termpilot ends, however it ends, the pipe closes, `cat` ends, and
+        // so does the master once its last client has gone.
+        let mut master = prefix("yes");
+        master.push("cat".into());
         Remote {
             description: format!("host {name} (ssh {destination})"),
             launcher: Launcher {
                 program: "ssh".into(),
-                prefix,
+                prefix: prefix("no"),
                 tmux: Some(options.tmux.clone().into()),
                 server: remote_server_args(),
                 quote: true,
             },
             connect_timeout: options.timeout,
+            master: Some(Arc::new(Master {
+                args: master,
+                socket,
+                child: tokio::sync::Mutex::new(None),
+            })),
         }
     }
 
@@ -446,7 +462,67 @@ impl Remote {
                 quote: false,
             },
             connect_timeout: timeout,
+            master: None,
         })
+    }
+}
+
+/// ssh's master connection to one host, started by termpilot as a child of
+/// its own, which every other ssh to the host shares (they run with
+/// `ControlMaster=no`: without a master they connect by themselves, and
+/// report their own errors).
+///
+/// It runs `cat` on the host with this process's pipe for input, and no
+/// `ControlPersist`: when termpilot ends, even killed, the pipe closes, the
+/// remote `cat` ends, and the master ends once its last client (a control
+/// client, which ends with its own pipe) has gone, removing its socket. It
+/// never outlives termpilot, nor its socket's directory.
+#[derive(Debug)]
+struct Master {
+    /// ssh's arguments: options with `ControlMaster=yes`, destination,
+    /// `cat`.
+    args: Vec<OsString>,
+    /// Its control socket, in termpilot's own directory.
+    socket: PathBuf,
+    /// The running master, if one was started; a new one is started when
+    /// it has ended (the connection dropped).
+    child: tokio::sync::Mutex<Option<tokio::process::Child>>,
+}
+
+/// How often a starting master is looked at until its socket appears.
+const MASTER_POLL: Duration = Duration::from_millis(5);
+
+impl Master {
+    /// Starts the master unless it runs, and waits (at most `limit`) until
+    /// it listens on its socket or has given up.
+    async fn ensure(&self, limit: Duration) {
+        let mut child = self.child.lock().await;
+        if let Some(running) = child.as_mut()
+            && matches!(running.try_wait(), Ok(None))
+        {
+            return;
+        }
+        let mut command = tokio::process::Command::new("ssh");
+        crate::child_env::scrub(&mut command);
+        command
+            .args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let Ok(mut started) = command.spawn() else {
+            // No ssh: the client's own ssh says so.
+            *child = None;
+            return;
+        };
+        let deadline = tokio::time::Instant::now() + limit;
+        while !self.socket.exists()
+            && matches!(started.try_wait(), Ok(None))
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(MASTER_POLL).await;
+        }
+        *child = Some(started);
     }
 }
 
@@ -465,23 +541,44 @@ fn remote_server_args() -> Vec<OsString> {
         .to_vec()
 }
 
+impl Remote {
+    /// Makes sure an ssh host's master connection runs (see [`Master`]).
+    async fn with_master(&self) {
+        if let Some(master) = &self.master {
+            master.ensure(self.connect_timeout).await;
+        }
+    }
+}
+
 impl Transport for Remote {
     fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
-        Box::pin(self.launcher.open(args))
+        Box::pin(async move {
+            self.with_master().await;
+            self.launcher.open(args).await
+        })
     }
 
     fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
         let script = script.to_owned();
-        Box::pin(async move { self.launcher.shell(&script, None).await })
+        Box::pin(async move {
+            self.with_master().await;
+            self.launcher.shell(&script, None).await
+        })
     }
 
     fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<Ran>> {
         let script = script.to_owned();
-        Box::pin(async move { self.launcher.shell(&script, Some(input)).await })
+        Box::pin(async move {
+            self.with_master().await;
+            self.launcher.shell(&script, Some(input)).await
+        })
     }
 
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
-        Box::pin(self.launcher.run(args))
+        Box::pin(async move {
+            self.with_master().await;
+            self.launcher.run(args).await
+        })
     }
 
     fn describe(&self) -> String {
@@ -648,7 +745,11 @@ mod tests {
         assert!(args.contains(&"ConnectTimeout=9".to_owned()), "{args:?}");
         assert_eq!(ssh.connect_timeout(), Some(Duration::from_secs(10)));
         assert_eq!(ssh_connect_timeout(Duration::from_secs(1)), 1);
-        assert!(args.contains(&"ControlPath=/run/x/%C".to_owned()));
+        assert!(args.contains(&"ControlPath=/run/x/build".to_owned()));
+        assert!(args.contains(&"ControlMaster=no".to_owned()));
+        let master = ssh.master.as_ref().expect("an ssh host has a master");
+        assert!(master.args.contains(&"ControlMaster=yes".into()));
+        assert_eq!(master.args.last(), Some(&"cat".into()));
         let at = args.iter().position(|a| a == "--").unwrap();
         assert_eq!(
             &args[at..],

@@ -512,7 +512,7 @@ impl Engine {
     /// [`Engine::report`] for a `(baseline, cursor)` span, asking tmux for
     /// the pane's facts unless they are `known`.
     #[allow(clippy::too_many_arguments)]
-    async fn report_with(
+    pub(crate) async fn report_with(
         &self,
         pane: PaneId,
         outcome: Outcome,

@@ -40,6 +40,29 @@ impl Machine {
             .expect("spec parses")
     }
 
+    /// [`Machine::spec`] for a machine where no `sh` can be started from
+    /// outside (its `PATH` holds only tmux and the few programs a dump of
+    /// `/proc` uses): its processes can be read only through its tmux
+    /// server.
+    fn spec_without_sh(&self, name: &str) -> HostSpec {
+        let bin = self.dir.path().join("bin");
+        std::fs::create_dir(&bin).expect("bin directory");
+        for program in ["tmux", "od", "tr", "ls", "stty"] {
+            let found = Command::new("which")
+                .arg(program)
+                .output()
+                .expect("which runs");
+            let path = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+            assert!(!path.is_empty(), "{program} is installed");
+            std::os::unix::fs::symlink(path, bin.join(program)).expect("link");
+        }
+        let dir = self.dir.path().display();
+        let bin = bin.display();
+        format!("{name}=exec:env TMUX_TMPDIR={dir} HOME={dir} SHELL=/bin/bash PATH={bin}")
+            .parse()
+            .expect("spec parses")
+    }
+
     /// Runs tmux against termpilot's server on this "machine".
     fn tmux(&self, args: &[&str]) -> std::process::Output {
         Command::new("tmux")
@@ -334,6 +357,50 @@ async fn a_password_prompt_on_a_host_is_read_there() {
     let input = report.input.expect("what it waits for");
     assert!(input.secret, "{input:?}");
     assert!(input.prompt.contains("Password:"), "{input:?}");
+}
+
+#[tokio::test]
+async fn a_host_s_processes_are_read_through_its_tmux_server() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec_without_sh("box")], control.path());
+    let engine = hosts.engine("box").await.unwrap();
+    let created = engine.create_session(&NewSession::default()).await.unwrap();
+    // run_command finds the shell at its prompt and back in charge after
+    // the command: both read the host's processes.
+    let report = engine
+        .run_command(created.pane, "echo made-$((6*7))", LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(report.exit_code, Some(0), "{report:?}");
+    assert!(report.output.contains("made-42"), "{report:?}");
+    let typed = termpilot_tmux::Input {
+        text: Some("read -s -p 'Password: ' pw; echo got-it".into()),
+        enter: true,
+        ..termpilot_tmux::Input::default()
+    };
+    engine.send_input(created.pane, &typed).await.unwrap();
+    let input = tokio::time::timeout(LIMIT, async {
+        loop {
+            if let Some(input) = engine.awaiting_input(created.pane).await.unwrap() {
+                return input;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the prompt is found in time");
+    assert!(
+        input.secret,
+        "echo is off, as the host's terminal says: {input:?}"
+    );
+    assert!(input.prompt.contains("Password:"), "{input:?}");
+    // Nothing was left in the server's paste buffers, nor shown in a pane.
+    let buffers = machine.tmux(&["list-buffers"]);
+    assert_eq!(String::from_utf8_lossy(&buffers.stdout), "");
+    let modes = machine.tmux(&["list-panes", "-a", "-F", "#{pane_in_mode}"]);
+    let modes = String::from_utf8_lossy(&modes.stdout);
+    assert!(modes.lines().all(|mode| mode == "0"), "{modes}");
 }
 
 #[tokio::test]

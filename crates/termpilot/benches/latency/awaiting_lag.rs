@@ -21,7 +21,7 @@ const WAIT_TIMEOUT_S: u64 = 30;
 
 /// The prompt carries the time it was printed (bash's `EPOCHREALTIME`, in
 /// microseconds), read back from the result's `prompt`.
-const PROMPT_COMMAND: &str = r#"read -s -p "PW-${EPOCHREALTIME//[!0-9]/}: " pw"#;
+pub(crate) const PROMPT_COMMAND: &str = r#"read -s -p "PW-${EPOCHREALTIME//[!0-9]/}: " pw"#;
 
 /// The echoed command line shows `FLOOD''-DONE`, which the pattern cannot match.
 const FLOOD_COMMAND: &str = "seq 1 1000000; echo FLOOD''-DONE";
@@ -118,7 +118,7 @@ async fn one_flood(client: &mut McpClient, pane: &str, settle_ms: u64) -> anyhow
 }
 
 /// The time since the epoch in a `PW-<microseconds>: ` prompt.
-fn printed_at(prompt: &str) -> anyhow::Result<Duration> {
+pub(crate) fn printed_at(prompt: &str) -> anyhow::Result<Duration> {
     let digits = prompt
         .trim()
         .strip_prefix("PW-")

@@ -10,7 +10,7 @@
 //! killed through that socket at the end.
 
 #[path = "../../../tmux/tests/support/sshd.rs"]
-mod sshd;
+pub(crate) mod sshd;
 
 use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
@@ -67,12 +67,12 @@ pub fn hosts(server: &PrivateServer) -> anyhow::Result<Section> {
 
 /// The far side's tmux server, known by its `TMUX_TMPDIR`: killed and its
 /// directory removed when dropped.
-struct FarTmux {
+pub(crate) struct FarTmux {
     dir: tempfile::TempDir,
 }
 
 impl FarTmux {
-    fn create() -> anyhow::Result<FarTmux> {
+    pub(crate) fn create() -> anyhow::Result<FarTmux> {
         let dir = tempfile::Builder::new()
             .prefix("tp-bench-far-")
             .tempdir()
@@ -107,7 +107,7 @@ impl Drop for FarTmux {
 /// A private sshd whose sessions get the far side's `TMUX_TMPDIR`, checked
 /// before any tmux runs through it, so the user's own `-L termpilot`
 /// server is never touched.
-fn start_sshd(far: &FarTmux) -> anyhow::Result<sshd::Sshd> {
+pub(crate) fn start_sshd(far: &FarTmux) -> anyhow::Result<sshd::Sshd> {
     let dir = far.dir()?;
     let env = [("TMUX_TMPDIR", dir)];
     // The helper panics on failure (it serves tests); its message is printed.

@@ -25,6 +25,9 @@
 //!    local host in the same process: MCP call latency and wait wake-up lag.
 //! 10. `send_keys ["C-c"]` and `capture_pane` to a pane flooding output
 //!     itself, alone and with 19 other floods, against the tmux CLI.
+//! 11. `run_command`, `send_keys` + `wait_for_text`, `capture_pane` and the
+//!     `awaiting_input` of a `read -s` on a local pane and on a host behind
+//!     a link with 20 ms added each way: what the link adds, in round trips.
 //!
 //! Numbers given after `--` run only those parts (`-- 4 8`).
 //!
@@ -38,12 +41,14 @@
 mod awaiting_lag;
 mod bare_client;
 mod batch_cost;
+mod delayed_link;
 mod flood;
 mod flooding_pane;
 mod hosts;
 mod http_client;
 mod mcp_client;
 mod neighbour_flood;
+mod remote_link;
 mod report;
 mod scan_load;
 mod server;
@@ -156,6 +161,9 @@ fn measure(
     if wanted(10) {
         report.push(flooding_pane::flooding_pane(server)?);
     }
+    if wanted(11) {
+        report.push(remote_link::remote_link(server)?);
+    }
     Ok(())
 }
 
@@ -168,8 +176,8 @@ fn chosen_parts() -> anyhow::Result<Vec<u8>> {
         .map(|arg| {
             arg.parse()
                 .ok()
-                .filter(|part| (1..=10).contains(part))
-                .with_context(|| format!("{arg:?} is not a part number (1 to 10)"))
+                .filter(|part| (1..=11).contains(part))
+                .with_context(|| format!("{arg:?} is not a part number (1 to 11)"))
         })
         .collect()
 }

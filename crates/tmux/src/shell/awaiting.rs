@@ -6,27 +6,15 @@
 
 use std::time::Duration;
 
-use termpilot_control::{Command, PaneId};
+use termpilot_control::PaneId;
 use tokio::time::Instant;
 
 use super::foreground::foreground;
 use super::{CommandReport, Running};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::format::tmux_format;
 use crate::input_state::{self, AwaitingInput, InputFacts};
-use crate::wait::{Outcome, TextWait, WaitReport};
-
-tmux_format! {
-    /// The pane facts that lead to its foreground process.
-    struct TtyRow {
-        id: Option<PaneId> = "pane_id",
-        dead: bool = "pane_dead",
-        pid: Option<u32> = "pane_pid",
-        tty: String = "pane_tty",
-        alternate_screen: bool = "alternate_on",
-    }
-}
+use crate::wait::{Outcome, PaneFacts, TextWait, WaitReport};
 
 /// How long a pane must print nothing before its program counts as
 /// waiting for input, unless the caller says otherwise.
@@ -43,7 +31,8 @@ impl Engine {
     /// settled: what `type_secret` checks before it types.
     pub async fn awaiting_input(&self, pane: PaneId) -> Result<Option<AwaitingInput>> {
         let settled = DEFAULT_INPUT_SETTLE;
-        self.input_check(pane, false, settled, settled).await
+        let found = self.input_check(pane, false, settled, settled).await?;
+        Ok(found.map(|(found, _)| found))
     }
 
     /// Refuses to type a command into a shell that is not at its prompt but
@@ -131,7 +120,7 @@ impl Engine {
         tokio::select! {
             biased;
             report = self.follow(running, timeout) => report,
-            found = self.input_awaited(running.pane, settle, in_command) => {
+            (found, _) = self.input_awaited(running.pane, settle, in_command) => {
                 // A C-c leaves the shell reading with no end marker, as in
                 // a `read`; under the prompt it showed before, it is back.
                 if self.prompt_back(running).await {
@@ -153,17 +142,20 @@ impl Engine {
         }
     }
 
+    /// The wait's report when it ends awaiting input: with the pane's facts
+    /// read for the check, not asked for again.
     async fn input_report(
         &self,
         pane: PaneId,
-        found: AwaitingInput,
+        (found, facts): (AwaitingInput, PaneFacts),
         baseline: u64,
         started: Instant,
     ) -> Result<WaitReport> {
         let end = self.journal_end(pane);
         let outcome = Outcome::AwaitingInput;
+        let span = (baseline, end);
         let mut report = self
-            .report(pane, outcome, None, baseline, end, 0, started)
+            .report_with(pane, outcome, None, span, 0, started, Some(facts))
             .await?;
         report.input = Some(found);
         Ok(report)
@@ -178,7 +170,7 @@ impl Engine {
         pane: PaneId,
         settle: Duration,
         in_command: impl Fn() -> bool,
-    ) -> AwaitingInput {
+    ) -> (AwaitingInput, PaneFacts) {
         let mut journal_rx = self.subscribe(pane);
         let mut last_output = Instant::now();
         let mut check_at = last_output + settle;
@@ -204,29 +196,47 @@ impl Engine {
         }
     }
 
-    /// Reads the facts of the pane's terminal and decides.
+    /// Reads the facts of the pane's terminal and decides; with the pane's
+    /// facts as read for it.
     async fn input_check(
         &self,
         pane: PaneId,
         in_command: bool,
         quiet_for: Duration,
         settle: Duration,
-    ) -> Result<Option<AwaitingInput>> {
-        let query = Command::new("display-message")
-            .flag("-p")
-            .opt("-t", pane.to_string())
-            .arg(TtyRow::FORMAT);
-        let reply = self.command(query).await?;
-        let row = TtyRow::parse_first("display-message", &reply)?;
-        if row.id != Some(pane) || row.dead {
+    ) -> Result<Option<(AwaitingInput, PaneFacts)>> {
+        // On another host every look is a round trip: the pane's facts, a
+        // dump of its processes (its first process and terminal as the last
+        // dump named them) and its prompt line are asked for at once.
+        let guess = match self.panes_are_local() {
+            true => None,
+            false => self.shared.dumps.last_procs(pane),
+        };
+        let (reply, early) = match &guess {
+            Some((pid, tty)) => {
+                let (reply, fs, prompt) = tokio::join!(
+                    self.pane_facts(pane),
+                    self.procfs(pane, *pid, tty),
+                    self.prompt_line(pane)
+                );
+                (reply, Some((fs, prompt)))
+            }
+            None => (self.pane_facts(pane).await, None),
+        };
+        let row = reply?;
+        if !row.exists || row.dead {
             return Ok(None);
         }
         let (Some(pid), tty) = (row.pid, row.tty.as_str()) else {
             return Ok(None);
         };
-        // Read where the pane runs: on another host, one dump of its
-        // process tree there.
-        let fs = self.procfs(pid, tty).await;
+        let guessed = guess.as_ref().is_some_and(|(p, t)| *p == pid && t == tty);
+        let (fs, prompt) = match early {
+            Some((fs, prompt)) if guessed => (fs, Some(prompt)),
+            // Read where the pane runs: on another host, one dump of its
+            // process tree there.
+            _ => (self.procfs(pane, pid, tty).await, None),
+        };
         let Some(foreground) = foreground(fs.as_ref(), pid, tty) else {
             return Ok(None);
         };
@@ -242,13 +252,16 @@ impl Engine {
         let Some(mut found) = input_state::decide(&facts) else {
             return Ok(None);
         };
+        let prompt = match prompt {
+            Some(prompt) => prompt,
+            None => self.prompt_line(pane).await,
+        };
         let redaction = self.redaction();
-        let prompt = self.prompt_line(pane).await;
         found.prompt = redaction
             .redact(&super::hide_wrappers(&prompt))
             .into_owned();
         found.program = redaction.redact(&found.program).into_owned();
-        Ok(Some(found))
+        Ok(Some((found, row)))
     }
 
     /// The last line with text on the pane's screen; with its trailing

@@ -42,6 +42,7 @@ use crate::ops::Input;
 mod awaiting;
 pub(crate) mod foreground;
 mod proc;
+mod ready;
 mod unseen;
 pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
@@ -190,6 +191,7 @@ struct ShownSoFar {
 /// its shell's processes are read (`/proc` here, or a dump taken there).
 #[derive(Debug, Clone)]
 pub(crate) struct PaneProcs {
+    pane: PaneId,
     pid: u32,
     tty: String,
 }
@@ -208,6 +210,8 @@ pub(crate) struct RunningCommands {
     /// One turn at a time per pane: a second `run_command` typed while the
     /// first is still being followed would reach the first command's input.
     turns: HashMap<PaneId, Arc<tokio::sync::Mutex<()>>>,
+    /// Remote panes whose shell was seen ready for input (see `ready`).
+    ready: HashMap<PaneId, ready::Sighting>,
 }
 
 /// What a follower saw at its earlier looks.
@@ -289,10 +293,16 @@ impl Engine {
                     .into(),
             });
         };
-        let (shell, found) = self.shell_at_prompt(pane).await?;
+        let (shell, found) = match self.ready_sighting(pane) {
+            Some(ready) => ready,
+            None => {
+                let found = self.shell_at_prompt(pane).await?;
+                self.refuse_awaiting_input(pane).await?;
+                found
+            }
+        };
         let (shell_pid, procs) =
             found.map_or((None, None), |(pid, procs)| (Some(pid), Some(procs)));
-        self.refuse_awaiting_input(pane).await?;
         // Taken before typing: the echo goes on the prompt's line.
         let prompt = match self.read_journal(pane, shown_prompt) {
             Some(prompt) => Some(prompt),
@@ -470,7 +480,14 @@ impl Engine {
         let deadline = Instant::now() + PROMPT_GRACE;
         loop {
             let fs = self.shell_procfs(running).await;
-            if ready_for_input(fs.as_ref(), shell, running.tty()) || Instant::now() >= deadline {
+            if ready_for_input(fs.as_ref(), shell, running.tty()) {
+                // Seen, not merely unknown (no terminal mode read).
+                if fs.tty_mode(running.tty()).is_some() {
+                    self.saw_ready(running);
+                }
+                return;
+            }
+            if Instant::now() >= deadline {
                 return;
             }
             tokio::time::sleep(READY_RECHECK).await;
@@ -486,7 +503,7 @@ impl Engine {
     /// The processes of a pane as they are now (see [`PaneProcs`]).
     async fn pane_procfs(&self, procs: Option<&PaneProcs>) -> Arc<dyn Procfs> {
         match procs {
-            Some(procs) => self.procfs(procs.pid, &procs.tty).await,
+            Some(procs) => self.procfs(procs.pane, procs.pid, &procs.tty).await,
             None => Arc::new(crate::procfs::Snapshot::default()),
         }
     }
@@ -589,7 +606,7 @@ impl Engine {
                 end > running.cursor && !journal.lines(running.cursor).lines.is_empty(),
             )
         });
-        if !echoed {
+        if !echoed || self.more_output_follows(running.pane, end).await {
             return None;
         }
         let fs = self.shell_procfs(running).await;
@@ -828,7 +845,8 @@ impl Engine {
     }
 
     async fn prompt_state(&self, pane: PaneId) -> Result<Prompt> {
-        let facts = self.pane_facts(pane).await?;
+        let (facts, early) = self.facts_and_procs(pane).await;
+        let facts = facts?;
         if !facts.exists {
             return Err(Error::pane_not_found(pane.to_string()));
         }
@@ -846,11 +864,15 @@ impl Engine {
             )));
         }
         let procs = facts.pid.map(|pid| PaneProcs {
+            pane,
             pid,
             tty: facts.tty.clone(),
         });
         // Read where the pane runs: `/proc` here, or one dump on its host.
-        let fs = self.pane_procfs(procs.as_ref()).await;
+        let fs = match early {
+            Some(fs) => fs,
+            None => self.pane_procfs(procs.as_ref()).await,
+        };
         let fs = fs.as_ref();
         let leader = facts.pid.and_then(|pid| foreground_leader(fs, pid));
         let readable = facts.pid.is_some_and(|pid| fs.file(pid, "stat").is_some());
