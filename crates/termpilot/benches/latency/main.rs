@@ -395,7 +395,7 @@ fn mcp_calls(server: &PrivateServer) -> anyhow::Result<Section> {
             .note("ratios are times faster, by median, except the HTTP / stdio ones (times slower)")
             .note(
                 "context, not measured here: existing tmux MCP servers spawn 2-12 tmux \
-             processes per call, 9-15 ms a call (DESIGN.md section 1)",
+             processes per call, 9-15 ms a call (as reported by them)",
             ),
     )
 }
