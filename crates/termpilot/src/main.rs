@@ -325,6 +325,10 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         Commands::Serve(args) => {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
+                // Deeply nested calls (a batch step running a command that
+                // waits) make large futures; tokio's 2 MiB is tight for them
+                // in a debug build.
+                .thread_stack_size(8 << 20)
                 .enable_all()
                 .build()
                 .context("cannot start the async runtime")?;

@@ -453,7 +453,9 @@ impl StepDriver for Driver<'_> {
         work: StepWork,
         run: impl Future<Output = termpilot_tmux::Result<T>> + Send,
     ) -> termpilot_tmux::Result<T> {
-        let running = self.call.run_work(&self.batch.host, work, run);
+        // On the heap: a step's work (a whole run_command, a wait) is a
+        // large future, and a batch nests it several levels deep.
+        let running = Box::pin(self.call.run_work(&self.batch.host, work, Box::pin(run)));
         self.call.in_step(index, total, running).await
     }
 
