@@ -334,6 +334,10 @@ fn recordings_pass_the_cast_check() {
         format!("{header}\n[0.5,\"o\",\"a\"]\n# note\n[1,\"r\",\"100x40\"]\n"),
         format!("{header}\n[0.1,\"x\",\"-1\"]\n[0.1,\"m\",\"\\u0000\"]\n"),
         format!("{header}\n[0.1,\"o\"]\n"),
+        // Found by this check: an interval past `Duration`'s range, and
+        // times adding up past it, panicked instead of being refused.
+        format!("{header}\n[1e20,\"o\",\"a\"]\n"),
+        format!("{header}\n[1e19,\"o\",\"a\"]\n[1e19,\"o\",\"a\"]\n"),
         "not json".to_owned(),
         String::new(),
     ];
