@@ -3,8 +3,14 @@
 //! libFuzzer through `cargo fuzz` on nightly (`fuzz_targets/`).
 #![deny(missing_docs)]
 
+mod cast;
+mod redact;
+mod screen;
 mod shell;
 
+pub use cast::check_cast_parse;
+pub use redact::check_redactor;
+pub use screen::check_screen_capture;
 pub use shell::{check_shell_markers, check_wrapper_hiding};
 use termpilot_control::name::format_literal;
 use termpilot_control::{
@@ -44,9 +50,17 @@ pub fn check_quote_roundtrip(data: &[u8]) {
 pub fn check_key_names(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     if let Ok(key) = termpilot_keys::parse_key(&text) {
-        assert!(!key.bytes().is_empty(), "{text:?} parsed to a key with no bytes");
+        assert!(
+            !key.bytes().is_empty(),
+            "{text:?} parsed to a key with no bytes"
+        );
         let again = termpilot_keys::parse_key(&key.tmux_name());
-        assert_eq!(again.ok(), Some(key), "{text:?}: canonical name {:?}", key.tmux_name());
+        assert_eq!(
+            again.ok(),
+            Some(key),
+            "{text:?}: canonical name {:?}",
+            key.tmux_name()
+        );
     }
     let _ = termpilot_keys::parse_sequence(&text);
 }
@@ -57,7 +71,9 @@ pub fn check_key_names(data: &[u8]) {
 pub fn check_terminal_cleaner(data: &[u8]) {
     let whole = termpilot_journal::clean_text(data);
     assert!(
-        whole.chars().all(|c| c == '\n' || c == '\t' || !c.is_control()),
+        whole
+            .chars()
+            .all(|c| c == '\n' || c == '\t' || !c.is_control()),
         "control characters left in {whole:?}"
     );
     let view = |sizes: &[usize]| {
@@ -78,7 +94,11 @@ pub fn check_terminal_cleaner(data: &[u8]) {
         shown
     };
     let sizes = chunk_sizes(data);
-    assert_eq!(view(&[usize::MAX]), view(&sizes), "chunk sizes {sizes:?} changed the line view");
+    assert_eq!(
+        view(&[usize::MAX]),
+        view(&sizes),
+        "chunk sizes {sizes:?} changed the line view"
+    );
 }
 
 /// Parses `data` (as UTF-8, lossily) as each kind of target and as a session
@@ -94,12 +114,21 @@ pub fn check_targets(data: &[u8]) {
     check_target::<WindowSlot>(&text, WindowSlot::tmux, &['$', '=']);
     for kind in [NameKind::Session, NameKind::Window] {
         if let Ok(name) = Name::new(kind, &text) {
-            assert!(!text.contains([':', '.', '$', '\\']), "{kind} name {text:?} accepted");
-            assert!(!text.chars().any(char::is_control), "{kind} name {text:?} accepted");
+            assert!(
+                !text.contains([':', '.', '$', '\\']),
+                "{kind} name {text:?} accepted"
+            );
+            assert!(
+                !text.chars().any(char::is_control),
+                "{kind} name {text:?} accepted"
+            );
             assert_eq!(format_literal(&name.to_format()).as_deref(), Some(&*text));
         }
     }
-    assert_eq!(format_literal(&escape_format(&text)).as_deref(), Some(&*text));
+    assert_eq!(
+        format_literal(&escape_format(&text)).as_deref(),
+        Some(&*text)
+    );
 }
 
 fn check_target<T>(text: &str, tmux: fn(&T) -> String, starts: &[char])
@@ -110,9 +139,16 @@ where
     match text.parse::<T>() {
         Ok(target) => {
             let shown = target.to_string();
-            assert_eq!(shown.parse::<T>().as_ref(), Ok(&target), "{text:?} shown as {shown:?}");
+            assert_eq!(
+                shown.parse::<T>().as_ref(),
+                Ok(&target),
+                "{text:?} shown as {shown:?}"
+            );
             let form = tmux(&target);
-            assert!(form.starts_with(starts), "{text:?} reaches tmux as {form:?}");
+            assert!(
+                form.starts_with(starts),
+                "{text:?} reaches tmux as {form:?}"
+            );
         }
         Err(error) => assert!(error.to_string().contains(" is refused: "), "{error}"),
     }

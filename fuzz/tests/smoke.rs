@@ -2,8 +2,9 @@
 //! prefix of them, and on pseudo-random inputs built from control-mode fragments.
 
 use termpilot_fuzz::{
-    check_control_parser, check_key_names, check_quote_roundtrip, check_shell_markers,
-    check_targets, check_terminal_cleaner, check_wrapper_hiding,
+    check_cast_parse, check_control_parser, check_key_names, check_quote_roundtrip, check_redactor,
+    check_screen_capture, check_shell_markers, check_targets, check_terminal_cleaner,
+    check_wrapper_hiding,
 };
 
 const FIXTURES: [&[u8]; 2] = [
@@ -79,7 +80,21 @@ fn random_strings_pass_the_quote_check() {
 
 #[test]
 fn key_names_pass_the_key_check() {
-    for name in ["C-c", "M-x", "F5", "Up", "C-]", "^A", "Entr", "S-Tab", "é", "", " ", "C-", "M-C-S-Left"] {
+    for name in [
+        "C-c",
+        "M-x",
+        "F5",
+        "Up",
+        "C-]",
+        "^A",
+        "Entr",
+        "S-Tab",
+        "é",
+        "",
+        " ",
+        "C-",
+        "M-C-S-Left",
+    ] {
         check_key_names(name.as_bytes());
     }
     for seed in 1..200 {
@@ -106,10 +121,42 @@ fn terminal_streams_pass_the_cleaner_check() {
 #[test]
 fn targets_and_names_pass_the_target_check() {
     for text in [
-        "%3", "@2", "$1", "work", "work:1.0", "$1:@2.3", "work:editor.0", "work:5", "#h",
-        "#(touch x)", "", ".", ":", "-t", "-a", "+", "-", "{next}", "main:^", "main:$", "=main",
-        "~", "!", "main:0.+", "a:b", "a.b", "a$b", "a\\b", "a\tb", "12", "main:2147483648.0",
-        "pts/3", "é:日本.1", "w#{session_id}", "##", "#",
+        "%3",
+        "@2",
+        "$1",
+        "work",
+        "work:1.0",
+        "$1:@2.3",
+        "work:editor.0",
+        "work:5",
+        "#h",
+        "#(touch x)",
+        "",
+        ".",
+        ":",
+        "-t",
+        "-a",
+        "+",
+        "-",
+        "{next}",
+        "main:^",
+        "main:$",
+        "=main",
+        "~",
+        "!",
+        "main:0.+",
+        "a:b",
+        "a.b",
+        "a$b",
+        "a\\b",
+        "a\tb",
+        "12",
+        "main:2147483648.0",
+        "pts/3",
+        "é:日本.1",
+        "w#{session_id}",
+        "##",
+        "#",
     ] {
         check_targets(text.as_bytes());
     }
@@ -127,8 +174,8 @@ fn targets_and_names_pass_the_target_check() {
 
 /// Characters with a meaning in targets, names or formats, and a few without.
 const TARGET_CHARS: [char; 24] = [
-    '%', '@', '$', ':', '.', '=', '+', '-', '{', '}', '^', '!', '~', '#', '(', ')', '\\', '0',
-    '7', 'a', 'w', ' ', '\t', 'é',
+    '%', '@', '$', ':', '.', '=', '+', '-', '{', '}', '^', '!', '~', '#', '(', ')', '\\', '0', '7',
+    'a', 'w', ' ', '\t', 'é',
 ];
 
 /// The recorded shell transcripts of `crates/shell/tests/fixtures`.
@@ -147,7 +194,11 @@ fn marker_stream(seed: u64) -> Vec<u8> {
     ];
     let mut state = seed.max(1);
     (0..(next(&mut state) % 48))
-        .flat_map(|_| PIECES[next(&mut state) as usize % PIECES.len()].iter().copied())
+        .flat_map(|_| {
+            PIECES[next(&mut state) as usize % PIECES.len()]
+                .iter()
+                .copied()
+        })
         .collect()
 }
 
@@ -174,11 +225,128 @@ fn screens_and_commands_pass_the_hiding_check() {
     for screen in screens {
         check_wrapper_hiding(screen);
     }
-    for command in ["make test", "echo 'a''b' # c\nls", "", "x\n}; y", "é\0echo é"] {
+    for command in [
+        "make test",
+        "echo 'a''b' # c\nls",
+        "",
+        "x\n}; y",
+        "é\0echo é",
+    ] {
         check_wrapper_hiding(command.as_bytes());
     }
     for seed in 1..2000 {
         check_wrapper_hiding(&random_stream(seed));
         check_wrapper_hiding(&marker_stream(seed));
+    }
+}
+
+#[test]
+fn texts_with_secrets_pass_the_redactor_check() {
+    let samples: [&[u8]; 8] = [
+        b"\x07\x00\x08\x01\x03\x02\x84password: hunter22\r\n",
+        b"\x05\x02\x06token=\"abc\\\\def\" then abc\\def",
+        b"\x06\x10\x07\x00\x00\x01\x05secret k0] [secret k0]",
+        "\x01\x00\x07é日本語\nのテキスト\r\n".as_bytes(),
+        b"\x04\x00\x07\x00\x00typed value typed\nvalue",
+        b"\x03\x01\x03\x01\x03ab\nab\r\nab",
+        b"",
+        b"\x07",
+    ];
+    for sample in samples {
+        check_redactor(sample);
+    }
+    for seed in 1..2000 {
+        check_redactor(&random_stream(seed));
+        check_redactor(&secret_text(seed));
+    }
+}
+
+/// Text made of a few short words, line breaks and escapes, so that the
+/// secrets taken from it show up in it again and across lines.
+fn secret_text(seed: u64) -> Vec<u8> {
+    const PIECES: [&[u8]; 10] = [
+        b"pw",
+        b"hunter",
+        b"22",
+        b"\n",
+        b"\r\n",
+        b"\"",
+        b"\\",
+        b"\t",
+        b"[secret ",
+        b"]",
+    ];
+    let mut state = seed.max(1);
+    let mut text: Vec<u8> = (0..5).map(|_| next(&mut state) as u8).collect();
+    for _ in 0..(next(&mut state) % 24) {
+        text.extend_from_slice(PIECES[next(&mut state) as usize % PIECES.len()]);
+    }
+    text
+}
+
+#[test]
+fn captures_pass_the_screen_check() {
+    let samples: [&[u8]; 5] = [
+        b"\x14\x04\x01\x02\x00\x00\x1b[41m RED \x1b[0m ok\nnext line\n",
+        b"\x03\x02\x09\x09\x01\x01# dropped\nkept\n# dropped\n",
+        "\x05\x03\x00\x04\x00\x02日本語abの\x1b[1;38;2;1;2;3mtext\nab\n".as_bytes(),
+        b"\x00\x00\x00\x00\x00\x00nothing to draw",
+        b"\xff\xff\xff\xff\xff\xff\x1b[38;5;300;48;5m\x1b[\x1b[999999999999m\n\n\n",
+    ];
+    for sample in samples {
+        check_screen_capture(sample);
+    }
+    for seed in 1..300 {
+        check_screen_capture(&random_stream(seed));
+        check_screen_capture(&capture_text(seed));
+    }
+}
+
+/// A capture made of text, SGR sequences (some broken), wide characters
+/// and line breaks, after six bytes of size, cursor and rewrite.
+fn capture_text(seed: u64) -> Vec<u8> {
+    const PIECES: [&[u8]; 12] = [
+        b"\x1b[1;31m",
+        b"\x1b[0m",
+        b"\x1b[38;2;9;9",
+        b"\x1b[48;5;17m",
+        b"\x1b[",
+        b"ab",
+        b"#",
+        b"\n",
+        "日本".as_bytes(),
+        "\u{2502}\u{2588}".as_bytes(),
+        b"word ",
+        b"\t",
+    ];
+    let mut state = seed.max(1);
+    let mut text: Vec<u8> = (0..6).map(|_| next(&mut state) as u8).collect();
+    for _ in 0..(next(&mut state) % 40) {
+        text.extend_from_slice(PIECES[next(&mut state) as usize % PIECES.len()]);
+    }
+    text
+}
+
+#[test]
+fn recordings_pass_the_cast_check() {
+    let header = r#"{"version":3,"term":{"cols":80,"rows":24}}"#;
+    let texts = [
+        format!("{header}\n[0.5,\"o\",\"a\"]\n# note\n[1,\"r\",\"100x40\"]\n"),
+        format!("{header}\n[0.1,\"x\",\"-1\"]\n[0.1,\"m\",\"\\u0000\"]\n"),
+        format!("{header}\n[0.1,\"o\"]\n"),
+        // Found by this check: an interval past `Duration`'s range, and
+        // times adding up past it, panicked instead of being refused.
+        format!("{header}\n[1e20,\"o\",\"a\"]\n"),
+        format!("{header}\n[1e19,\"o\",\"a\"]\n[1e19,\"o\",\"a\"]\n"),
+        "not json".to_owned(),
+        String::new(),
+    ];
+    for text in texts {
+        check_cast_parse(text.as_bytes());
+    }
+    check_cast_parse(b"\x05\x18\x00\x07\x22ok \xe2\x41\x9c\x94!");
+    check_cast_parse(b"\x01\x02\x03\x04\x42\xe2\x9c\x22\x94ok\x8b\x41\x42\x43\x44");
+    for seed in 1..2000 {
+        check_cast_parse(&random_stream(seed));
     }
 }

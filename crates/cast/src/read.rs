@@ -76,7 +76,9 @@ pub fn parse(text: &str) -> Result<Cast, Error> {
             reason: reason.to_owned(),
         };
         let (interval, event) = event(line).map_err(|reason| bad(&reason))?;
-        now += interval;
+        now = now
+            .checked_add(interval)
+            .ok_or_else(|| bad("the time overflows"))?;
         events.push((now, event));
     }
     Ok(Cast { header, events })
@@ -126,7 +128,8 @@ fn event(line: &str) -> Result<(Duration, Event), String> {
         Some("x") => Event::Exit(data.parse().map_err(|_| "exit status is not a number")?),
         _ => return Err(format!("unknown event code {code}")),
     };
-    Ok((Duration::from_secs_f64(interval), event))
+    let interval = Duration::try_from_secs_f64(interval).map_err(|e| e.to_string())?;
+    Ok((interval, event))
 }
 
 #[cfg(test)]
