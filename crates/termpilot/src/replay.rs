@@ -24,6 +24,9 @@ pub struct ReplayArgs {
     idle_limit: f64,
 }
 
+/// The longest pause replayed, in seconds.
+const MAX_PAUSE_S: f64 = 86_400.0;
+
 /// Plays the recording's output to stdout; markers and typed input are in
 /// the file for players that show them.
 pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
@@ -31,8 +34,16 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let cast = termpilot_cast::parse(&text)
         .with_context(|| format!("{} is not an asciicast v3 recording", args.file.display()))?;
-    let speed = if args.speed > 0.0 { args.speed } else { 1.0 };
-    let idle = Duration::from_secs_f64(args.idle_limit.max(0.0));
+    // Bounded so that no pause overflows a Duration: at most a day, played
+    // at least a thousandth as fast as recorded.
+    let speed = match args.speed.is_finite() && args.speed > 0.0 {
+        true => args.speed.max(0.001),
+        false => 1.0,
+    };
+    let idle = match args.idle_limit.is_nan() {
+        true => Duration::ZERO,
+        false => Duration::from_secs_f64(args.idle_limit.clamp(0.0, MAX_PAUSE_S)),
+    };
     let mut stdout = std::io::stdout().lock();
     let mut before = Duration::ZERO;
     for (at, event) in &cast.events {
