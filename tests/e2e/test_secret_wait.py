@@ -37,7 +37,8 @@ def never_the_value(result: types.CallToolResult) -> None:
 def test_type_secret_waits_for_the_command_to_end(tp) -> None:
     async def body(client: Client) -> None:
         pane = await bash_pane(client)
-        command = "read -s -p 'Password: ' pw; echo; echo got ${#pw}"
+        # The program prints the value back: the wait shows it by its name.
+        command = "read -s -p 'Password: ' pw; echo; echo got ${#pw}; echo \"it was $pw\""
         asked = await client.ok("run_command", {"pane": pane, "command": command, "timeout_s": 15})
         assert asked["awaiting_input"] is True and asked["secret"] is True, asked
 
@@ -50,6 +51,7 @@ def test_type_secret_waits_for_the_command_to_end(tp) -> None:
         assert waited is not None, f"no wait result: {typed}"
         assert waited["exit_code"] == 0, waited
         assert f"got {len(VALUE)}" in waited["output"], waited
+        assert f"it was [secret {NAME}]" in waited["output"], waited
         assert f"got {len(VALUE)}" in text_of(result), text_of(result)
 
         # Without wait, the call returns at once as before: no wait result.
