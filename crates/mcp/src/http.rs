@@ -19,6 +19,12 @@
 //! to send a request's headers, and the idle time after which a session is
 //! closed. Every request body is checked as in [`crate::jsonrpc`], and a
 //! request id still in flight in its session is refused.
+//!
+//! A session's SSE streams can be resumed: every event has an id, a call's
+//! stream starts with a priming event (an id and `retry`), and a client
+//! whose stream was cut reconnects with GET and `Last-Event-ID` to get the
+//! events it missed, the call's answer included, even after the call ended
+//! ([`events`]).
 
 use std::collections::HashSet;
 use std::convert::Infallible;
@@ -44,6 +50,11 @@ use tower_service::Service;
 
 use crate::TermpilotServer;
 use crate::jsonrpc::{self, Refusal};
+
+mod events;
+mod sessions;
+
+use sessions::Sessions;
 
 /// The path MCP is served on.
 pub const MCP_PATH: &str = "/mcp";
@@ -170,7 +181,7 @@ async fn turn_away(mut stream: tokio::net::TcpStream) {
     let _ = written.await;
 }
 
-type Mcp = StreamableHttpService<TermpilotServer, LocalSessionManager>;
+type Mcp = StreamableHttpService<TermpilotServer, Sessions>;
 
 /// Ids of requests in flight, by session: (session id, request id as JSON).
 type InFlight = Arc<Mutex<HashSet<(String, String)>>>;
@@ -178,7 +189,7 @@ type InFlight = Arc<Mutex<HashSet<(String, String)>>>;
 /// Everything a request passes through before rmcp answers it.
 struct Gate {
     mcp: Mcp,
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<Sessions>,
     token: Box<str>,
     max_sessions: usize,
     /// Held while a session is created, so the cap holds under concurrency.
@@ -203,9 +214,11 @@ impl Gate {
             // Stateless (2026-07-28) answers as one JSON body when they can.
             .with_json_response(true)
             .with_cancellation_token(shutdown.child_token());
-        let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = Some(options.limits.session_idle);
-        let sessions = Arc::new(sessions);
+        let idle = options.limits.session_idle;
+        let events = Arc::new(events::Events::new(idle));
+        let mut sessions = LocalSessionManager::default().with_event_store(events);
+        sessions.session_config.keep_alive = Some(idle);
+        let sessions = Arc::new(Sessions(sessions));
         Gate {
             mcp: StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config),
             sessions,
@@ -227,8 +240,6 @@ impl Gate {
         }
         if request.method() != Method::POST {
             let deleting = request.method() == Method::DELETE;
-            let mut request = request;
-            resume_after_last_event(request.headers_mut());
             let mut response = self.mcp.clone().call(request).await?;
             // The session is closed by the time rmcp answers a DELETE with
             // 202 Accepted; clients expect 200 or 204 for that.
@@ -308,7 +319,7 @@ impl Gate {
         message: &ClientJsonRpcMessage,
     ) -> Response<BoxBody> {
         let _creating = self.creating.lock().await;
-        let open = self.sessions.sessions.read().await.len();
+        let open = self.sessions.0.sessions.read().await.len();
         if open >= self.max_sessions {
             tracing::debug!(open, max = self.max_sessions, "HTTP session cap reached");
             let refusal = Refusal {
@@ -347,36 +358,6 @@ impl Drop for Release {
     fn drop(&mut self) {
         lock(&self.in_flight).remove(&self.key);
     }
-}
-
-/// rmcp 3.9 replays a resumed stream from the event the client names in
-/// `Last-Event-ID`, which the client has already seen (a second copy of a
-/// progress notification, or of an answer, confuses clients). The header is
-/// rewritten to name the event after it, so the replay starts with the first
-/// event the client missed.
-fn resume_after_last_event(headers: &mut hyper::HeaderMap) {
-    let next = headers
-        .get(LAST_EVENT_ID)
-        .and_then(|value| value.to_str().ok())
-        .and_then(next_event_id);
-    if let Some(next) = next.and_then(|id| hyper::header::HeaderValue::from_str(&id).ok()) {
-        headers.insert(LAST_EVENT_ID, next);
-    }
-}
-
-const LAST_EVENT_ID: &str = "last-event-id";
-
-/// The id of the event after `id` in rmcp's `INDEX[/REQUEST]` form.
-fn next_event_id(id: &str) -> Option<String> {
-    let (index, request) = match id.split_once('/') {
-        Some((index, request)) => (index, Some(request)),
-        None => (id, None),
-    };
-    let next = index.parse::<usize>().ok()?.checked_add(1)?;
-    Some(match request {
-        Some(request) => format!("{next}/{request}"),
-        None => next.to_string(),
-    })
 }
 
 fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
@@ -526,18 +507,6 @@ mod tests {
             status(request("/other", Some("Bearer s3cret"))),
             Some(StatusCode::NOT_FOUND)
         );
-    }
-
-    #[test]
-    fn a_resumed_stream_starts_after_the_last_event_seen() {
-        assert_eq!(next_event_id("1/3").as_deref(), Some("2/3"));
-        assert_eq!(next_event_id("0").as_deref(), Some("1"));
-        assert_eq!(next_event_id("x/3"), None);
-        assert_eq!(next_event_id(""), None);
-        let mut headers = hyper::HeaderMap::new();
-        headers.insert(LAST_EVENT_ID, "4/7".parse().unwrap());
-        resume_after_last_event(&mut headers);
-        assert_eq!(headers[LAST_EVENT_ID], "5/7");
     }
 
     #[test]

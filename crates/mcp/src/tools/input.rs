@@ -23,10 +23,10 @@ pub const MAX_TEXT: usize = 65_536;
 pub struct SentEntry {
     /// The pane id the input went to.
     pub pane: String,
-    /// Position in the pane's output from just before the input. Give it as
-    /// `since` to a later wait or read so output the input caused is never missed.
+    /// Position in the pane's output from before the input: `since` for a later wait or
+    /// read.
     pub cursor: String,
-    /// The result of the call's `wait` (a run_command or wait_for_text result).
+    /// The result of `wait`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait: Option<serde_json::Map<String, Value>>,
 }
@@ -100,9 +100,9 @@ pub struct KeyName(#[schemars(length(min = 1, max = 32))] pub String);
 impl Tool for SendKeys {
     const NAME: &'static str = "send_keys";
     const TITLE: &'static str = "Type into a pane";
-    const DESCRIPTION: &'static str = "Type literal `text` exactly as given, then press the \
-        tmux `keys` named (\"C-c\", \"Up\", \"M-x\"), then Enter (default when text is given). \
-        Long or multi-line text: paste_text.";
+    const DESCRIPTION: &'static str = "Type `text` exactly as given, then press tmux `keys` \
+        (\"C-c\", \"Up\", \"M-x\"), then Enter (default with text). Multi-line text: \
+        paste_text.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
     type Params = SendKeysCall;
@@ -221,8 +221,7 @@ pub struct PasteTextCall {
     /// Text to paste, exactly as given.
     #[schemars(length(min = 1, max = 1048576))]
     pub text: String,
-    /// Bracketed-paste markers when the program asked for them; refuses text containing
-    /// ESC[200~ or ESC[201~.
+    /// Markers when the program asked for them; refuses text with ESC[200~ or ESC[201~.
     #[serde(default = "yes")]
     pub bracketed: bool,
     /// Press Enter after the paste.
@@ -243,7 +242,7 @@ pub enum PasteWait {
 
 impl PasteWait {
     /// The same wait as `send_keys` takes it.
-    fn as_input_wait(self) -> InputWait {
+    pub(crate) fn as_input_wait(self) -> InputWait {
         let what = match self {
             PasteWait::Command => then_wait::WaitFor::Command,
             PasteWait::Idle => then_wait::WaitFor::Idle,
@@ -263,9 +262,8 @@ fn yes() -> bool {
 impl Tool for PasteText {
     const NAME: &'static str = "paste_text";
     const TITLE: &'static str = "Paste text into a pane";
-    const DESCRIPTION: &'static str = "Paste text as a terminal paste (bracketed when the \
-        program asked for it), newlines included, nothing interpreted. A shell taking \
-        bracketed pastes runs nothing until Enter: set enter.";
+    const DESCRIPTION: &'static str = "Paste text as a terminal paste (bracketed if the \
+        program asked), nothing interpreted; a shell runs nothing until Enter: set enter.";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Runs;
     type Params = PasteTextCall;

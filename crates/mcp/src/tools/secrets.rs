@@ -11,7 +11,7 @@ use rmcp::model::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use termpilot_tmux::{AwaitingInput, Recipients};
+use termpilot_tmux::{AwaitingInput, Cursor, Recipients};
 use tokio::time::Instant;
 
 use crate::address::{Pane, pane};
@@ -23,6 +23,9 @@ use crate::secret_page::{About, NoValue, Opened, PersonSecret, wipe};
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
+use super::input::PasteWait;
+use super::then_wait;
+
 /// `type_secret`.
 pub(crate) struct TypeSecret;
 
@@ -30,16 +33,17 @@ pub(crate) struct TypeSecret;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TypeSecretParams {
-    /// Pane whose program asks for the secret: a pane id such as "%3" or a target.
+    /// Pane id ("%3") or target ("work:1.0").
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
-    /// A configured secret's name, or a short name for what the prompt asks (the person
-    /// types it).
+    /// A configured secret's name, or a short name of what is asked (the person types it).
     #[schemars(length(min = 1, max = 64))]
     pub name: String,
-    /// Press Enter after the secret. Default true.
+    /// Press Enter after it.
     #[serde(default = "yes")]
     pub enter: bool,
+    /// As send_keys's wait.for.
+    pub wait: Option<PasteWait>,
 }
 
 fn yes() -> bool {
@@ -53,20 +57,21 @@ pub struct SecretTypedEntry {
     pub pane: String,
     /// The secret's name (its value is never returned).
     pub name: String,
-    /// Position in the pane's output from just before the secret was typed: give it as
-    /// `since` to a wait to see what the program answered.
+    /// Position in the pane's output from before the secret (`since` for a wait).
     pub cursor: String,
     /// True when the person typed it (the name is not configured).
     pub typed_by_person: bool,
+    /// The result of `wait`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<serde_json::Map<String, Value>>,
 }
 
 impl Tool for TypeSecret {
     const NAME: &'static str = "type_secret";
     const TITLE: &'static str = "Type a secret";
-    const DESCRIPTION: &'static str = "Type a secret into a pane whose program waits for it \
-        with echo off (awaiting_input, secret: true), then Enter; you never see it. A \
-        configured name (--secret NAME=...) is typed at once; another, the person types on a \
-        one-shot local page. Results show [secret NAME] where a program prints it.";
+    const DESCRIPTION: &'static str = "Type a secret at a hidden prompt (awaiting_input, \
+        secret: true), then Enter; you never see it. A configured name (--secret) is typed at \
+        once; another, the person types on a one-shot page. Results show it as [secret NAME].";
     const TOOLSET: Toolset = Toolset::Input;
     const EFFECT: Effect = Effect::Writes;
     type Params = TypeSecretParams;
@@ -78,7 +83,7 @@ impl Tool for TypeSecret {
         call: &CallContext,
     ) -> Outcome {
         match server.options.secrets.get(&params.name) {
-            Some(_) => type_secret(server, params).await,
+            Some(_) => type_secret(server, params, call).await,
             None => typed_by_person(server, params, call).await,
         }
     }
@@ -89,6 +94,7 @@ impl Tool for TypeSecret {
 pub(crate) async fn type_secret(
     server: &TermpilotServer,
     params: TypeSecretParams,
+    call: &CallContext,
 ) -> ToolResult<Done> {
     let secrets = &server.options.secrets;
     let Some(secret) = secrets.get(&params.name) else {
@@ -105,10 +111,31 @@ pub(crate) async fn type_secret(
     let entry = SecretTypedEntry {
         pane: pane.to_string(),
         name: secret.name().to_owned(),
-        cursor,
+        cursor: pane.cursor_text(cursor),
         typed_by_person: false,
+        wait: None,
     };
     let text = format!("typed secret {} into {pane}", entry.name);
+    then_wait(server, call, &pane, cursor, params.wait, entry, text).await
+}
+
+/// The result of a typed secret, followed by that of `wait` when there is
+/// one (its text replaces the typing's).
+async fn then_wait(
+    server: &TermpilotServer,
+    call: &CallContext,
+    pane: &Pane,
+    cursor: Cursor,
+    wait: Option<PasteWait>,
+    mut entry: SecretTypedEntry,
+    text: String,
+) -> ToolResult<Done> {
+    let Some(wait) = wait else {
+        return Done::new(&entry, text);
+    };
+    let wait = wait.as_input_wait();
+    let (waited, text) = then_wait::waited(server, call, pane, cursor, &wait).await?;
+    entry.wait = waited.as_object().cloned();
     Done::new(&entry, text)
 }
 
@@ -137,12 +164,12 @@ async fn type_value(
     value: String,
     enter: bool,
     recipients: &Recipients,
-) -> ToolResult<String> {
+) -> ToolResult<Cursor> {
     let typed = (pane.engine)
         .send_secret(pane.id, &value, enter, recipients)
         .await;
     wipe(value);
-    Ok(pane.cursor_text(typed?))
+    Ok(typed?)
 }
 
 /// The key of the secret question in an input-required result.
@@ -351,15 +378,16 @@ async fn receive_and_type(
     let entry = SecretTypedEntry {
         pane: pane.to_string(),
         name: params.name.clone(),
-        cursor,
+        cursor: pane.cursor_text(cursor),
         typed_by_person: true,
+        wait: None,
     };
     let text = format!(
         "the person typed the secret {} into {pane}; termpilot kept no copy (results show \
          [secret {}] should the program print it)",
         entry.name, entry.name
     );
-    Done::new(&entry, text)
+    then_wait(server, call, pane, cursor, params.wait, entry, text).await
 }
 
 /// Tells the client the page's interaction is over

@@ -14,11 +14,11 @@ use crate::address::Pane;
 use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, Reply, TermpilotServer};
 
-/// Then wait; its result is in `wait`.
+/// Then wait; result in `wait`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputWait {
-    /// command: its run_command ends or asks; text: `pattern` (regex) printed; idle.
+    /// command: its run_command ends or asks; text: `pattern` (regex); idle.
     #[serde(rename = "for")]
     pub what: WaitFor,
     pub pattern: Option<String>,
@@ -86,7 +86,7 @@ pub(crate) async fn then_wait(
 }
 
 /// Runs `wait` from `cursor`: its result as JSON, and its text.
-async fn waited(
+pub(crate) async fn waited(
     server: &TermpilotServer,
     call: &CallContext,
     pane: &Pane,
