@@ -48,7 +48,8 @@ pub(crate) const INSTRUCTIONS: &str = "termpilot gives you real terminals in tmu
     question, `secret: true` a password prompt, \"keys\" a program reading single keys, \
     \"screen\" a full-screen program shown as its screen. Answer with send_keys, type_secret \
     (secret prompts), or ask your person; then wait_for_command picks a run_command up again, \
-    or give send_keys a wait ({\"for\": \"command\"}) to answer and get what comes next in one call. \
+    or give send_keys or type_secret a wait (send_keys: {\"for\": \"command\"}; type_secret: \"command\") \
+    to answer and get what comes next in one call. \
     A command's later results show only output after what an awaiting_input result showed; \
     a full-screen program's drawing is left out of output (a line names it).\n\
     - run_command types its line inside a small wrapper; captures and tails show the line as \
