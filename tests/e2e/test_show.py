@@ -292,9 +292,17 @@ def test_a_recording_ends_with_the_exit_status_of_a_program_that_ended(tp: Termp
             return bool((await client.pane(pane) or {}).get("dead"))
 
         await poll(dead, 10.0, f"{pane}'s program to end")
-        result = await client.call("capture_pane", {"pane": pane, "format": "cast"})
-        assert not result.is_error, text_of(result)
-        _, events = parse_v3(cast_of(result)[0])
+        # tmux may mark the pane dead a moment before it has the exit status.
+        events: list[tuple[float, str, str]] = []
+
+        async def ended() -> bool:
+            nonlocal events
+            result = await client.call("capture_pane", {"pane": pane, "format": "cast"})
+            assert not result.is_error, text_of(result)
+            _, events = parse_v3(cast_of(result)[0])
+            return events[-1][1] == "x"
+
+        await poll(ended, 5.0, "the exit status in the recording")
         assert events[-1][1:] == ("x", "3"), events
         assert "bye" in "".join(data for _, code, data in events if code == "o"), events
 

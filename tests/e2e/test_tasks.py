@@ -317,8 +317,13 @@ def test_an_approval_inside_a_task_is_asked_through_the_task_and_audited(tp: Ter
         key, _ = only_question(rpc.until(task_id, "input_required"))
         rpc.request("tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"answer": "bob"}}}})
         assert "hi-bob" in rpc.until(task_id, "completed")["result"]["structuredContent"]["output"]
-        task_id = started(rpc.call("run_command", {"pane": pane, "command": "sleep 600"}))
-        rpc.until(task_id, "working")
+        task_id = started(rpc.call("run_command", {"pane": pane, "command": "echo started; sleep 600"}))
+        # Cancelled once it runs (a C-c while the line is still being typed is
+        # another case: test_cancel_interrupts_a_command_running_as_a_task).
+        deadline = time.monotonic() + TEST_TIMEOUT
+        while "started" not in rpc.task(task_id).get("statusMessage", "").partition("last line:")[2]:
+            assert time.monotonic() < deadline, "the command never started"
+            time.sleep(0.2)
         rpc.request("tasks/cancel", {"taskId": task_id})
         rpc.until(task_id, "cancelled")
     finally:
