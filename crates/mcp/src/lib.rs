@@ -27,6 +27,8 @@
 //!   result (protocol 2026-07-28), kept until the call that answers it.
 //! - `secret_page`: the loopback page where the person types a secret the
 //!   agent asked for by a name that is not configured (URL elicitation).
+//! - `resources`: panes as MCP resources (screen, picture, recording),
+//!   read as `capture_pane` reads them, and subscriptions to their output.
 //! - `tasks`: long calls (commands, waits, batches) run as MCP tasks
 //!   (`io.modelcontextprotocol/tasks`) for clients that ask for them.
 //!
@@ -56,6 +58,7 @@ pub mod oversight;
 mod progress;
 mod questions;
 mod random;
+mod resources;
 mod schema;
 pub mod scope;
 mod secret_page;
