@@ -24,7 +24,7 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, Resource, ResourceContents, ResourceTemplate,
     SubscriptionFilter,
 };
-use rmcp::service::{Peer, RequestContext, SubscriptionContext};
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::json;
 use termpilot_tmux::PaneScope;
@@ -320,7 +320,7 @@ pub(crate) async fn subscribe(
                 peer.notify_resource_updated(param).await.is_ok()
             }
         };
-        watch_pane(changes, &owned_uri, &peer, send).await;
+        watch_pane(changes, &owned_uri, || peer.is_transport_closed(), send).await;
         // Gone without unsubscribe: forget it, unless a later one took its place.
         let mut clients = ended.lock();
         if let Some(held) = clients.get_mut(&client)
@@ -356,12 +356,12 @@ pub(crate) fn unsubscribe(
 }
 
 /// Sends `send(uri)` each time the pane prints, at most once per
-/// [`DEBOUNCE`], until a send fails, the client's transport closes or the
-/// pane's journal is gone.
+/// [`DEBOUNCE`], until a send fails, `closed()` says the client's transport
+/// is closed, or the pane's journal is gone.
 async fn watch_pane<F, S>(
     mut changes: watch::Receiver<u64>,
     uri: &str,
-    peer: &Peer<RoleServer>,
+    closed: impl Fn() -> bool,
     send: S,
 ) where
     S: Fn(String) -> F,
@@ -378,7 +378,7 @@ async fn watch_pane<F, S>(
             }
             () = tokio::time::sleep(CLOSED_CHECK) => {}
         }
-        if peer.is_transport_closed() {
+        if closed() {
             return;
         }
     }
@@ -422,7 +422,7 @@ pub(crate) async fn listen(server: &TermpilotServer, subscription: SubscriptionC
                 let sink = sink.clone();
                 async move { sink.notify_resource_updated(uri).await.is_ok() }
             };
-            watch_pane(changes, &uri, &peer, send).await;
+            watch_pane(changes, &uri, || peer.is_transport_closed(), send).await;
         });
     }
     subscription.cancelled().await;
@@ -437,6 +437,9 @@ fn address(uri: &str) -> Option<(String, View)> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
     use super::*;
 
     #[test]
@@ -468,6 +471,84 @@ mod tests {
         for view in View::ALL {
             assert_eq!(address(&uri("%7", view)), Some(("%7".to_owned(), view)));
         }
+    }
+
+    /// A pane's journal end, and a watch on it whose sends are counted.
+    fn watched(
+        closed: Arc<AtomicBool>,
+        fails: bool,
+    ) -> (
+        watch::Sender<u64>,
+        Arc<AtomicUsize>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let (end, changes) = watch::channel(0);
+        let sent = Arc::new(AtomicUsize::new(0));
+        let counted = sent.clone();
+        let task = tokio::spawn(async move {
+            let send = |_: String| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                std::future::ready(!fails)
+            };
+            watch_pane(
+                changes,
+                "termpilot://pane/%1/screen",
+                || closed.load(Ordering::SeqCst),
+                send,
+            )
+            .await;
+        });
+        (end, sent, task)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn output_is_told_at_most_once_per_debounce() {
+        let (end, sent, task) = watched(Arc::default(), false);
+        tokio::task::yield_now().await;
+        // Quiet: nothing sent.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert_eq!(sent.load(Ordering::SeqCst), 0);
+        // A flood over one second: the first at once, then one per 200 ms.
+        for i in 1..=100 {
+            end.send_replace(i);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let told = sent.load(Ordering::SeqCst);
+        assert!(
+            (5..=6).contains(&told),
+            "{told} notifications for 1 s of output"
+        );
+        // The pane's journal gone: the watch ends.
+        drop(end);
+        tokio::time::timeout(Duration::from_secs(1), task)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_ends_when_its_client_goes_away() {
+        // A failed send ends it.
+        let (end, sent, task) = watched(Arc::default(), true);
+        tokio::task::yield_now().await;
+        end.send_replace(1);
+        tokio::time::timeout(Duration::from_secs(1), task)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(sent.load(Ordering::SeqCst), 1);
+        // A closed transport ends a quiet one within CLOSED_CHECK.
+        let closed = Arc::new(AtomicBool::new(false));
+        let (_end, sent, task) = watched(closed.clone(), false);
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert!(!task.is_finished());
+        closed.store(true, Ordering::SeqCst);
+        tokio::time::timeout(CLOSED_CHECK * 2, task)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(sent.load(Ordering::SeqCst), 0);
     }
 
     #[test]
