@@ -301,3 +301,65 @@ def test_protocol_2026_reads_and_listens(tp: Termpilot) -> None:
             await poll(read, 10, "the command's output in the screen resource")
 
     run(body)
+
+
+def test_serve_record_writes_every_pane_as_it_runs_within_its_bound(tp: Termpilot, tmp_path: Path) -> None:
+    """--record DIR: each pane's recording appears as DIR/<session>-<n>.cast
+    and follows the pane (output, a marker per call, no secret); --record-mb
+    bounds it, the oldest events dropped with a marker."""
+    record = tmp_path / "casts"
+
+    def cast_of(path: Path) -> tuple[dict[str, Any], list[list[Any]]] | None:
+        try:
+            lines = path.read_text().splitlines()
+        except FileNotFoundError:
+            return None
+        return json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+
+    async def body() -> None:
+        extra = ["--record", str(record), "--record-mb", "1", "--secret", "pw=env:TP_E2E_PW"]
+        env = SERVER_ENV | {"TP_E2E_PW": SECRET_VALUE}
+        async with legacy(tp, extra, Notes(), env) as client:
+            made = {"name": "rec", "command": "sh", "env": {"TP_E2E_PW": SECRET_VALUE}}
+            pane = (await client.ok("create_session", made))["pane"]
+            path = record / f"rec-{pane.removeprefix('%')}.cast"
+            await client.ok("send_keys", {"pane": pane, "text": "echo REC-$((5*5)); echo $TP_E2E_PW"})
+
+            async def recorded() -> Any:
+                cast = cast_of(path)
+                if cast is None:
+                    return None
+                output = "".join(e[2] for e in cast[1] if e[1] == "o")
+                return cast if "REC-25" in output and "[secret pw]" in output else None
+
+            header, events = await poll(recorded, 15, f"the output in {path}")
+            assert header["version"] == 3, header
+            assert any(e[1] == "m" and e[2].startswith("send_keys ") for e in events), events
+            assert SECRET_VALUE not in path.read_text()
+
+            # Over 1 MB of output: the file stays under it and says what it dropped.
+            await client.ok("send_keys", {"pane": pane, "text": "seq 1 300000; echo FLOOD-$((2*2))-DONE"})
+
+            async def flooded() -> Any:
+                cast = cast_of(path)
+                if cast is None:
+                    return None
+                output = "".join(e[2] for e in cast[1] if e[1] == "o")
+                return cast if "FLOOD-4-DONE" in output else None
+
+            header, events = await poll(flooded, 25, "the end of the flood in the recording")
+            assert path.stat().st_size <= 1 << 20, path.stat().st_size
+            assert "earlier events dropped" in events[0][2], events[0]
+            # A session that does not exist yet is recorded once it does.
+            other = (await client.ok("create_session", {"name": "second", "command": "cat"}))["pane"]
+            second = record / f"second-{other.removeprefix('%')}.cast"
+            await poll(lambda: anyio.to_thread.run_sync(second.exists), 15, f"{second}")
+
+    async def bounded() -> None:
+        with anyio.fail_after(60):
+            await body()
+
+    try:
+        anyio.run(bounded)
+    except BaseExceptionGroup as group:
+        raise single_leaf(group) from None

@@ -128,7 +128,8 @@ fn parse(uri: &str) -> Result<Address, McpError> {
         true => format!("%{pane}"),
         false => pane.to_owned(),
     };
-    if pane.is_empty() || pane.len() > 256 || pane.contains('/') {
+    // A pane of another host is `NAME/%3`.
+    if pane.is_empty() || pane.len() > 256 {
         return Err(unknown());
     }
     Ok(Address { pane, view })
@@ -457,12 +458,11 @@ mod tests {
             Some(("%12".to_owned(), View::Cast))
         );
         assert_eq!(
-            address("termpilot://pane/box:%3/screen"),
-            Some(("box:%3".to_owned(), View::Screen))
+            address("termpilot://pane/box/%3/screen"),
+            Some(("box/%3".to_owned(), View::Screen))
         );
         assert_eq!(address("termpilot://pane/%3/keys"), None);
         assert_eq!(address("termpilot://pane//screen"), None);
-        assert_eq!(address("termpilot://pane/a/b/screen"), None);
         assert_eq!(address("file:///etc/passwd"), None);
     }
 
