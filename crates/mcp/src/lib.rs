@@ -27,6 +27,10 @@
 //!   result (protocol 2026-07-28), kept until the call that answers it.
 //! - `secret_page`: the loopback page where the person types a secret the
 //!   agent asked for by a name that is not configured (URL elicitation).
+//! - `resources`: panes as MCP resources (screen, picture, recording),
+//!   read as `capture_pane` reads them, and subscriptions to their output.
+//! - `recorder`: every pane's recording written while the server runs
+//!   (`serve --record DIR`).
 //! - `tasks`: long calls (commands, waits, batches) run as MCP tasks
 //!   (`io.modelcontextprotocol/tasks`) for clients that ask for them.
 //!
@@ -56,6 +60,8 @@ pub mod oversight;
 mod progress;
 mod questions;
 mod random;
+mod recorder;
+mod resources;
 mod schema;
 pub mod scope;
 mod secret_page;
@@ -70,6 +76,7 @@ mod validate;
 pub use approval::Confirm;
 pub use audit::{AuditError, AuditFlusher, AuditLog};
 pub use oversight::Oversight;
+pub use recorder::RecordOptions;
 pub use scope::Scope;
 pub use server::{ServerOptions, TermpilotServer};
 pub use tasks::{DEFAULT_MAX_TASKS, TOOLS as TASK_TOOLS};

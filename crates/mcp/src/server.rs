@@ -8,11 +8,13 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ContentBlock, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ServerCapabilities, ServerConfig, UpdateTaskParams,
+    ContentBlock, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
@@ -92,6 +94,8 @@ pub struct TermpilotServer {
     pub(crate) tasks: Arc<crate::tasks::Tasks>,
     /// What each call did to a pane, for its recording.
     pub(crate) notes: Arc<crate::notes::Notes>,
+    /// Clients' subscriptions to pane resources.
+    pub(crate) subscriptions: Arc<crate::resources::Subscriptions>,
 }
 
 impl TermpilotServer {
@@ -120,6 +124,7 @@ impl TermpilotServer {
             pages: Arc::new(SecretPages::new()),
             tasks: Arc::new(tasks),
             notes: Arc::default(),
+            subscriptions: Arc::default(),
         };
         server.install_secrets();
         Ok(server)
@@ -232,6 +237,8 @@ impl ServerHandler for TermpilotServer {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tasks()
+            .enable_resources()
+            .enable_resources_subscribe()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("termpilot", env!("CARGO_PKG_VERSION")))
@@ -304,6 +311,65 @@ impl ServerHandler for TermpilotServer {
         let result = self.settle(outcome, audit, &call);
         tracing::debug!(tool = %request.name, elapsed_us = started.elapsed().as_micros() as u64, ok = result.is_error != Some(true), "tool call");
         Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        crate::resources::list(self).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(crate::resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let contents = crate::resources::read(self, &request.uri, &context).await?;
+        Ok(ReadResourceResult::new(contents).into())
+    }
+
+    #[allow(deprecated, reason = "protocol 2025-11-25 clients subscribe this way")]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        crate::resources::subscribe(self, &request.uri, &context).await
+    }
+
+    #[allow(
+        deprecated,
+        reason = "protocol 2025-11-25 clients unsubscribe this way"
+    )]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        crate::resources::unsubscribe(self, &request.uri, &context);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(crate::resources::accepted_filter(requested))
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        crate::resources::listen(self, subscription).await;
+        Ok(())
     }
 
     async fn get_task(

@@ -63,6 +63,9 @@ struct ServeArgs {
     secrets: server_args::SecretArgs,
 
     #[command(flatten)]
+    record: server_args::RecordArgs,
+
+    #[command(flatten)]
     person: server_args::PersonArgs,
 
     #[command(flatten)]
@@ -170,6 +173,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let oversight = args.person.oversight()?;
     let secrets = args.secrets.secrets()?;
+    let record = args.record.options()?;
     let host_specs = args.hosts.hosts()?;
     anyhow::ensure!(args.journal_mb > 0, "--journal-mb must be at least 1");
     anyhow::ensure!(args.max_wait_s > 0.0, "--max-wait-s must be positive");
@@ -223,6 +227,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .context("cannot set up the kept-output directory")?
         .with_hosts(hosts)
         .with_oversight(oversight);
+    if let Some(record) = record {
+        let dir = record.dir.clone();
+        server
+            .record(record)
+            .with_context(|| format!("cannot make the recordings' directory {}", dir.display()))?;
+    }
     // On SIGTERM or SIGINT stop serving and return, so the kept outputs'
     // directory is removed as on a normal end of input.
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

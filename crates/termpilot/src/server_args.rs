@@ -282,6 +282,37 @@ impl HttpLimitArgs {
     }
 }
 
+/// Recordings `serve` writes while it runs.
+#[derive(Debug, Clone, Args)]
+pub struct RecordArgs {
+    /// Write every pane's recording (asciicast v3, wrappers hidden, secrets
+    /// redacted, a marker per tool call) to DIR/<session>-<pane>.cast while
+    /// serving, rewritten as the pane prints.
+    #[arg(long = "record", env = "TERMPILOT_RECORD", value_name = "DIR")]
+    pub record: Option<PathBuf>,
+
+    /// The most megabytes of one pane's recording; the oldest events are
+    /// dropped beyond it, with a marker that says so.
+    #[arg(
+        long = "record-mb",
+        env = "TERMPILOT_RECORD_MB",
+        value_name = "N",
+        default_value_t = 64
+    )]
+    pub record_mb: u64,
+}
+
+impl RecordArgs {
+    /// Where and how much to record, if recording.
+    pub fn options(&self) -> anyhow::Result<Option<termpilot_mcp::RecordOptions>> {
+        anyhow::ensure!(self.record_mb > 0, "--record-mb must be at least 1");
+        Ok(self.record.clone().map(|dir| termpilot_mcp::RecordOptions {
+            dir,
+            max_bytes: self.record_mb << 20,
+        }))
+    }
+}
+
 /// Secrets `serve` lets an agent type with `type_secret` without seeing them.
 #[derive(Debug, Clone, Args)]
 pub struct SecretArgs {

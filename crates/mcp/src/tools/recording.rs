@@ -45,6 +45,49 @@ pub(crate) async fn export_recording(
     server: &TermpilotServer,
     pane: &Pane,
 ) -> ToolResult<(ContentBlock, String)> {
+    let recorded = recording(server, pane).await?;
+    let dir = {
+        // A std Mutex, held for this one read.
+        let store = server.store.lock().unwrap_or_else(|e| e.into_inner());
+        store.dir().to_path_buf()
+    };
+    let path = dir.join(file_name(pane.id.0));
+    std::fs::write(&path, &recorded.text).map_err(|e| {
+        ToolError::Failed(format!(
+            "cannot write the recording {}: {e}",
+            path.display()
+        ))
+    })?;
+    let summary = format!(
+        "Recording of {pane} ({} output events, {} tool calls, over {:.1} s, {} bytes) \
+         written to {}; `asciinema play` replays it.",
+        recorded.outputs,
+        recorded.markers,
+        recorded.length.as_secs_f64(),
+        recorded.text.len(),
+        path.display()
+    );
+    let link = Resource::new(format!("file://{}", path.display()), "recording.cast")
+        .with_mime_type("application/x-asciicast")
+        .with_size(recorded.text.len() as u64);
+    Ok((ContentBlock::resource_link(link), summary))
+}
+
+/// A pane's recording, and what it holds.
+pub(crate) struct Recorded {
+    /// The asciicast v3 text.
+    pub(crate) text: String,
+    /// Output events.
+    pub(crate) outputs: usize,
+    /// Markers: the tool calls that touched the pane.
+    pub(crate) markers: usize,
+    /// From the first event to the last.
+    pub(crate) length: Duration,
+}
+
+/// The recording of `pane` as much as its journal holds: output shown as
+/// results show it, the tool calls' markers and input, its exit status.
+pub(crate) async fn recording(server: &TermpilotServer, pane: &Pane) -> ToolResult<Recorded> {
     let styled = pane.engine.capture_styled(pane.id).await?;
     let timed = pane.engine.read_journal(pane.id, |journal| {
         journal.timed_output(journal.start(), journal.end())
@@ -73,44 +116,26 @@ pub(crate) async fn export_recording(
     let header = Header {
         term_type: Some("xterm-256color".to_owned()),
         timestamp: began.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs()),
-        title: Some(qualified.clone()),
+        title: Some(qualified),
         ..Header::new(styled.width, styled.height)
     };
     let mut writer = Writer::new(&header);
     for (at, event) in &events {
         writer.push(at.duration_since(start), event);
     }
-    let text = writer.finish();
-    let dir = {
-        // A std Mutex, held for this one read.
-        let store = server.store.lock().unwrap_or_else(|e| e.into_inner());
-        store.dir().to_path_buf()
-    };
-    let path = dir.join(file_name(pane.id.0));
-    std::fs::write(&path, &text).map_err(|e| {
-        ToolError::Failed(format!(
-            "cannot write the recording {}: {e}",
-            path.display()
-        ))
-    })?;
     let length = events
         .last()
         .map_or(Duration::ZERO, |(at, _)| at.duration_since(start));
-    let summary = format!(
-        "Recording of {qualified} ({outputs} output events, {} tool calls, over {:.1} s, {} \
-         bytes) written to {}; `asciinema play` replays it.",
-        events
-            .iter()
-            .filter(|(_, e)| matches!(e, Event::Marker(_)))
-            .count(),
-        length.as_secs_f64(),
-        text.len(),
-        path.display()
-    );
-    let link = Resource::new(format!("file://{}", path.display()), "recording.cast")
-        .with_mime_type("application/x-asciicast")
-        .with_size(text.len() as u64);
-    Ok((ContentBlock::resource_link(link), summary))
+    let markers = events
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::Marker(_)))
+        .count();
+    Ok(Recorded {
+        text: writer.finish(),
+        outputs,
+        markers,
+        length,
+    })
 }
 
 /// A file name no other recording of the pane takes.
