@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::ffi::OsString;
 
 use termpilot_control::{
-    Command, NameKind, PaneId, SessionId, SessionTarget, WindowId, WindowSlot, WindowTarget,
+    Command, NameKind, PaneId, Reply, SessionId, SessionTarget, WindowId, WindowSlot, WindowTarget,
     escape_format,
 };
 use termpilot_keys::Key;
@@ -625,9 +625,6 @@ impl Engine {
         pane: PaneId,
         scrollback: Scrollback,
     ) -> Result<Capture> {
-        let client = self.client_for_pane(pane).await?;
-        // Everything read so far was printed before the capture.
-        let before = self.journal_end(pane);
         let target = pane.to_string();
         let mut capture = Command::new("capture-pane")
             .flag("-p")
@@ -642,6 +639,42 @@ impl Engine {
             .flag("-p")
             .opt("-t", &target)
             .arg(CaptureFacts::FORMAT);
+        let (body, facts, cursor) = self.capture_with_facts(pane, capture, facts).await?;
+        let facts = CaptureFacts::parse_first("display-message", &facts)?;
+        let mut lines: Vec<String> = body
+            .lines
+            .iter()
+            .map(|line| String::from_utf8_lossy(line).trim_end().to_owned())
+            .collect();
+        while lines.last().is_some_and(|line| line.is_empty()) {
+            lines.pop();
+        }
+        Ok(Capture {
+            pane,
+            lines,
+            cursor: self.cursor(pane, cursor),
+            alternate_screen: facts.alternate_screen,
+            in_mode: facts.in_mode,
+            history_size: facts.history_size.unwrap_or_default(),
+            history_limit: facts.history_limit.unwrap_or_default(),
+        })
+    }
+
+    /// Runs a `capture-pane` of `pane` and a `display-message` of its facts
+    /// in one write, so that the two agree: on the pane's own client, or on
+    /// the quiet client when that one is behind (its reply would wait behind
+    /// output queued in tmux). Returns the capture's reply, the facts' reply
+    /// and the journal offset the capture follows.
+    pub(crate) async fn capture_with_facts(
+        &self,
+        pane: PaneId,
+        capture: Command,
+        facts: Command,
+    ) -> Result<(Reply, Reply, u64)> {
+        let client = self.client_for_pane(pane).await?;
+        // Everything read so far was printed before the capture.
+        let before = self.journal_end(pane);
+        let target = pane.to_string();
         let mut answers = None;
         if !client.is_behind() {
             let calls = vec![
@@ -665,24 +698,7 @@ impl Engine {
         let cursor = captured.cursor.unwrap_or(before);
         let body = ok_reply(captured).map_err(|e| not_found_pane(e, &target))?;
         let facts = ok_reply(answers.next().expect("two answers")?)?;
-        let facts = CaptureFacts::parse_first("display-message", &facts)?;
-        let mut lines: Vec<String> = body
-            .lines
-            .iter()
-            .map(|line| String::from_utf8_lossy(line).trim_end().to_owned())
-            .collect();
-        while lines.last().is_some_and(|line| line.is_empty()) {
-            lines.pop();
-        }
-        Ok(Capture {
-            pane,
-            lines,
-            cursor: self.cursor(pane, cursor),
-            alternate_screen: facts.alternate_screen,
-            in_mode: facts.in_mode,
-            history_size: facts.history_size.unwrap_or_default(),
-            history_limit: facts.history_limit.unwrap_or_default(),
-        })
+        Ok((body, facts, cursor))
     }
 
     /// The journal offset after the last output seen for `pane`.

@@ -2,9 +2,8 @@
 
 use termpilot_control::{Command, PaneId};
 
-use crate::client;
 use crate::cursor::Cursor;
-use crate::engine::{Engine, call, not_found_pane, ok_reply};
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::format::tmux_format;
 
@@ -64,8 +63,6 @@ impl Engine {
     /// The visible screen of `pane` with its colours and the cursor, read
     /// in one write with the pane's geometry (so that the two agree).
     pub async fn capture_styled(&self, pane: PaneId) -> Result<StyledCapture> {
-        let client = self.client_for_pane(pane).await?;
-        let before = self.journal_end(pane);
         let target = pane.to_string();
         let capture = Command::new("capture-pane")
             .flag("-p")
@@ -76,30 +73,7 @@ impl Engine {
             .flag("-p")
             .opt("-t", &target)
             .arg(StyledFacts::FORMAT);
-        let mut answers = None;
-        if !client.is_behind() {
-            let calls = vec![
-                call(capture.clone(), Some(pane))?,
-                call(facts.clone(), None)?,
-            ];
-            let replies = client.send_many(calls).await.answers();
-            // Too late: the reply waits behind output queued in tmux.
-            answers = tokio::time::timeout(client::BEHIND, replies).await.ok();
-        }
-        let answers = match answers {
-            Some(answers) => answers,
-            None => {
-                let quiet = self.quiet().await.unwrap_or(client);
-                quiet
-                    .call_many(vec![call(capture, None)?, call(facts, None)?])
-                    .await
-            }
-        };
-        let mut answers = answers.into_iter();
-        let captured = answers.next().expect("two answers")?;
-        let cursor = captured.cursor.unwrap_or(before);
-        let body = ok_reply(captured).map_err(|e| not_found_pane(e, &target))?;
-        let facts = ok_reply(answers.next().expect("two answers")?)?;
+        let (body, facts, cursor) = self.capture_with_facts(pane, capture, facts).await?;
         let facts = StyledFacts::parse_first("display-message", &facts)?;
         Ok(StyledCapture {
             pane,
