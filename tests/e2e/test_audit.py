@@ -23,12 +23,13 @@ SECRET = "audit-payload-words"
 
 
 @asynccontextmanager
-async def serve(tp: Termpilot, args: list[str], **session: Any):
-    """A connection to `termpilot serve -L <socket> ARGS`."""
+async def serve(tp: Termpilot, args: list[str], read_timeout: float = TEST_TIMEOUT, **session: Any):
+    """A connection to `termpilot serve -L <socket> ARGS`; a request not
+    answered within `read_timeout` seconds fails."""
     params = StdioServerParameters(command=BIN, args=["serve", "-L", tp.socket, *args], env=SERVER_ENV)
     with open(tp.log_path, "a", encoding="utf-8") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=TEST_TIMEOUT, **session) as s:
+            async with ClientSession(read, write, read_timeout_seconds=read_timeout, **session) as s:
                 await s.initialize()
                 yield Client(s, (await s.list_tools()).tools)
 

@@ -76,11 +76,7 @@ def server(tp) -> Server:
 
 async def bash_pane(client: Client, name: str) -> str:
     pane = (await client.ok("create_session", {"name": name, "env": {"PS1": PROMPT}}))["pane"]
-
-    async def prompted() -> bool:
-        return (await client.capture(pane)).rstrip().endswith(PROMPT.rstrip())
-
-    await poll(prompted, 10.0, f"the prompt in {pane}")
+    await at_prompt(client, pane)
     return pane
 
 

@@ -8,20 +8,17 @@ Python SDK, against a private tmux server per test (the `tp` fixture)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shlex
 import stat
 import subprocess
 import time
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
-from conftest import BIN, SERVER_ENV, TEST_TIMEOUT, Client, Termpilot, poll, single_leaf, text_of
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from conftest import BIN, SERVER_ENV, Client, Termpilot, poll, text_of
+from test_audit import lines, run
+from test_audit import serve as audit_serve
 
 # A call that takes longer than this after the swap is "hanging" (generous:
 # the machine is loaded; a hang is forever).
@@ -29,30 +26,9 @@ ANSWER_BOUND = 8.0
 AUDIT_META = "termpilot/audit"
 
 
-@asynccontextmanager
-async def serve(tp: Termpilot, args: list[str]):
-    """A connection to `termpilot serve -L <socket> ARGS`."""
-    params = StdioServerParameters(command=BIN, args=["serve", "-L", tp.socket, *args], env=SERVER_ENV)
-    with open(tp.log_path, "a", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=ANSWER_BOUND) as s:
-                await s.initialize()
-                yield Client(s, (await s.list_tools()).tools)
-
-
-def run(body) -> None:
-    async def main() -> None:
-        with anyio.fail_after(TEST_TIMEOUT * 2):
-            await body()
-
-    try:
-        anyio.run(main)
-    except BaseExceptionGroup as group:
-        raise single_leaf(group) from None
-
-
-def lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+def serve(tp: Termpilot, args: list[str]):
+    """A connection whose requests fail when not answered within ANSWER_BOUND."""
+    return audit_serve(tp, args, read_timeout=ANSWER_BOUND)
 
 
 async def shell_pane(client: Client, name: str) -> str:
