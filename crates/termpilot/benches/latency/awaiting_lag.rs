@@ -16,7 +16,7 @@ use crate::{TERMPILOT, client_runtime, create_pane, structured_str};
 
 const PROMPTS: usize = 10;
 const FLOODS: usize = 3;
-const SETTLE_MS: u64 = 300;
+pub(crate) const SETTLE_MS: u64 = 300;
 const WAIT_TIMEOUT_S: u64 = 30;
 
 /// The prompt carries the time it was printed (bash's `EPOCHREALTIME`, in
@@ -75,7 +75,7 @@ async fn wait(client: &mut McpClient, arguments: Value) -> anyhow::Result<Value>
 
 /// Types the prompt command, waits, answers the prompt; returns arrival
 /// time minus the time the prompt was printed.
-async fn one_prompt(client: &mut McpClient, pane: &str) -> anyhow::Result<Duration> {
+pub(crate) async fn one_prompt(client: &mut McpClient, pane: &str) -> anyhow::Result<Duration> {
     let keys = json!({ "pane": pane, "text": PROMPT_COMMAND, "enter": true });
     let sent = client.call_tool("send_keys", keys).await?;
     let cursor = structured_str(&sent, "cursor")?.to_owned();

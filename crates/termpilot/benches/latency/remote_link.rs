@@ -10,12 +10,12 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, ensure};
 use serde_json::json;
 
-use crate::awaiting_lag::{PROMPT_COMMAND, printed_at};
+use crate::awaiting_lag::{SETTLE_MS, one_prompt};
 use crate::delayed_link::{DelayedLink, measured_rtt};
 use crate::hosts::{FarTmux, sshd, start_sshd};
 use crate::mcp_client::McpClient;
@@ -34,7 +34,6 @@ const HOST: &str = "far";
 
 const RUNS: usize = 20;
 const WARMUP: usize = 3;
-const SETTLE_MS: u64 = 300;
 
 /// The panes' shell on both hosts.
 const SHELL: &str = "exec env HISTFILE=/dev/null bash --norc --noprofile";
@@ -126,7 +125,7 @@ async fn measure(server: &PrivateServer, config: &Path) -> anyhow::Result<[Figur
                     Call::Run => run_echo(&mut client, pane).await?,
                     Call::KeysAndWait => keys_and_wait(&mut client, pane, round).await?,
                     Call::Capture => capture(&mut client, pane).await?,
-                    Call::Awaiting => awaiting_secret(&mut client, pane).await?,
+                    Call::Awaiting => one_prompt(&mut client, pane).await?,
                 };
                 if round >= WARMUP {
                     samples[side][kind as usize].push(time);
@@ -177,31 +176,6 @@ async fn keys_and_wait(
 async fn capture(client: &mut McpClient, pane: &str) -> anyhow::Result<Duration> {
     let (took, _) = timed(client.call_tool("capture_pane", json!({ "pane": pane }))).await?;
     Ok(took)
-}
-
-/// How long after a `read -s` prompt is printed a wait (which types it
-/// with `send_keys` first) returns `awaiting_input`, as part 7 measures it;
-/// then the prompt is answered.
-async fn awaiting_secret(client: &mut McpClient, pane: &str) -> anyhow::Result<Duration> {
-    let keys = json!({ "pane": pane, "text": PROMPT_COMMAND, "enter": true });
-    let sent = client.call_tool("send_keys", keys).await?;
-    let cursor = structured_str(&sent, "cursor")?.to_owned();
-    let arguments = json!({
-        "pane": pane, "pattern": "tp-never-printed", "since": cursor,
-        "timeout_s": 20, "input_settle_ms": SETTLE_MS,
-    });
-    let result = client.call_tool("wait_for_text", arguments).await?;
-    let arrived = SystemTime::now().duration_since(UNIX_EPOCH)?;
-    ensure!(
-        structured_str(&result, "outcome")? == "awaiting_input",
-        "read -s: {result}"
-    );
-    let printed = printed_at(structured_str(&result, "prompt")?)?;
-    let answer = json!({ "pane": pane, "text": "x", "enter": true });
-    client.call_tool("send_keys", answer).await?;
-    arrived
-        .checked_sub(printed)
-        .with_context(|| format!("the prompt was printed after the result: {result}"))
 }
 
 fn section([local, far]: &[Figures; 2], rtt: Duration) -> Section {
