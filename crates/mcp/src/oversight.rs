@@ -154,10 +154,26 @@ impl Oversight {
 }
 
 impl Oversight {
-    /// `Err` with the reason when calls are refused because the audit log
-    /// is required (`--audit-required`) and cannot take their lines.
-    pub(crate) fn audit_admits(&self) -> Result<(), String> {
-        self.audit.as_ref().map_or(Ok(()), AuditLog::admits)
+    /// The audit record of a call of `tool` ([`Oversight::begin`]), or the
+    /// reason it is refused because the audit log is required
+    /// (`--audit-required`) and cannot take its line; the refusal is
+    /// recorded as such.
+    pub(crate) fn begin_admitted(
+        self: &Arc<Self>,
+        tool: &str,
+        arguments: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<Pending>, String> {
+        let audit = self.begin(tool, arguments, context);
+        match self.audit.as_ref().map_or(Ok(()), AuditLog::admits) {
+            Ok(()) => Ok(audit),
+            Err(problem) => {
+                if let Some(audit) = audit {
+                    audit.refused();
+                }
+                Err(problem)
+            }
+        }
     }
 
     /// The result, with what is wrong with the audit log now (if anything)

@@ -186,16 +186,15 @@ pub(crate) async fn read(
         View::Png => arguments["format"] = json!("png"),
         View::Cast => arguments["format"] = json!("cast"),
     }
-    let audit = server.oversight.begin("capture_pane", &arguments, context);
-    if let Err(problem) = server.oversight.audit_admits() {
-        if let Some(audit) = audit {
-            audit.refused();
-        }
-        return Err(McpError::invalid_request(
-            format!("refused: {problem}, and this server runs with --audit-required"),
-            None,
-        ));
-    }
+    let audit = server
+        .oversight
+        .begin_admitted("capture_pane", &arguments, context)
+        .map_err(|problem| {
+            McpError::invalid_request(
+                format!("refused: {problem}, and this server runs with --audit-required"),
+                None,
+            )
+        })?;
     let outcome = Caller::of(context)
         .scope(shown(server, &address, uri))
         .await;

@@ -264,13 +264,13 @@ impl ServerHandler for TermpilotServer {
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let started = std::time::Instant::now();
-        let audit = self.oversight.begin(&request.name, &arguments, &context);
-        if let Err(problem) = self.oversight.audit_admits() {
-            if let Some(audit) = audit {
-                audit.refused();
-            }
-            return Ok(audit_refused(&problem).into());
-        }
+        let audit = match self
+            .oversight
+            .begin_admitted(&request.name, &arguments, &context)
+        {
+            Ok(audit) => audit,
+            Err(problem) => return Ok(audit_refused(&problem).into()),
+        };
         let stateless = context
             .protocol_version()
             .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);

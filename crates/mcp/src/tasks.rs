@@ -197,13 +197,10 @@ impl TermpilotServer {
         }
         let name = request.name.to_string();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let audit = self.oversight.begin(&name, &arguments, context);
-        if let Err(problem) = self.oversight.audit_admits() {
-            if let Some(audit) = audit {
-                audit.refused();
-            }
-            return crate::server::audit_refused(&problem).into();
-        }
+        let audit = match self.oversight.begin_admitted(&name, &arguments, context) {
+            Ok(audit) => audit,
+            Err(problem) => return crate::server::audit_refused(&problem).into(),
+        };
         let job = Job {
             audit,
             call: CallContext::detached(
