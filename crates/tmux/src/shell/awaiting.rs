@@ -212,6 +212,7 @@ impl Engine {
             true => None,
             false => self.shared.dumps.last_procs(pane),
         };
+        let printed = self.journal_end(pane);
         let (reply, early) = match &guess {
             Some((pid, tty)) => {
                 let (reply, fs, prompt) = tokio::join!(
@@ -232,7 +233,13 @@ impl Engine {
         };
         let guessed = guess.as_ref().is_some_and(|(p, t)| *p == pid && t == tty);
         let (fs, prompt) = match early {
-            Some((fs, prompt)) if guessed => (fs, Some(prompt)),
+            // tmux captures the screen before it runs the dump: output that
+            // came between them (the echo of a typed line, a `read`'s
+            // prompt) is not on the captured screen, which is read again.
+            Some((fs, prompt)) if guessed => {
+                let still = self.journal_end(pane) == printed;
+                (fs, still.then_some(prompt))
+            }
             // Read where the pane runs: on another host, one dump of its
             // process tree there.
             _ => (self.procfs(pane, pid, tty).await, None),
