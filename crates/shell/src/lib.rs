@@ -46,15 +46,19 @@
 //!   cleaned journal text back into the command line.
 //! - [`echo`]: the rules that keep the echo of typed text from satisfying a
 //!   wait.
+//! - `echo_scan`: [`EchoScan`] applies them while a wait scans a pane's
+//!   journal, step by step as output arrives ([`Scanned`]).
 #![deny(missing_docs)]
 
 pub mod echo;
+mod echo_scan;
 mod hide;
 mod marker;
 mod screen;
 mod tracker;
 mod wrapper;
 
+pub use echo_scan::{EchoScan, Scanned};
 pub use hide::{hide_wrappers, shows_wrapper};
 pub use marker::MARKER_PREFIX;
 pub use screen::{Screens, addresses_cursor, changed_rows, drawn_span, split_screens};
