@@ -175,8 +175,9 @@ impl Engine {
     /// Waits until one of `spec.patterns` appears in the pane's output after
     /// the baseline (or a stop pattern does, or time runs out, or the pane
     /// goes away). See the `echo` module for why the echo of typed input
-    /// never matches. Patterns match over the output with its secrets
-    /// hidden (see [`Scanner`]): they never observe a secret's characters.
+    /// never matches ([`EchoScan`] applies it). Patterns match over the
+    /// output with its secrets hidden (see [`termpilot_journal::Scanner`]):
+    /// they never observe a secret's characters.
     pub async fn wait_for_text(&self, pane: PaneId, spec: &TextWait) -> Result<WaitReport> {
         let since = self.since_offset(pane, spec.since)?;
         let started = Instant::now();
