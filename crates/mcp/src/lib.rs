@@ -13,9 +13,18 @@
 //! - `address`: the one place where targets and cursors are read from
 //!   arguments, and cursors written into results.
 //! - `error`: why a call failed (`ToolError`), the engine's errors included.
+//! - `budget`: every text a tool returns cut to the caller's token budget,
+//!   the full text kept for `read_output`.
+//! - `awaiting`: how a program waiting for input shows in wait and command
+//!   results.
 //! - `schema`: those schemas in the portable subset of JSON Schema.
 //! - `validate`: arguments checked against the published schemas.
-//! - [`server`]: the rmcp `ServerHandler`.
+//! - [`server`]: the server's settings and state, running one published
+//!   tool, the rmcp `ServerHandler` (`server::handler`), and what a call
+//!   carries from its request (`CallContext`: the client, cancellation,
+//!   progress notifications while its work runs).
+//! - `progress`: the progress values of one request (one total, values
+//!   that only increase, a batch step's progress kept inside its step).
 //! - `jsonrpc`: every incoming message checked, malformed ones answered.
 //! - `stdio`: serving over stdin/stdout, one message per line.
 //! - [`http`]: serving over streamable HTTP, with a bearer token and limits.
@@ -25,12 +34,18 @@
 //!   token), so that kept outputs and questions serve only that caller.
 //! - `questions`: what the person was asked through an input-required
 //!   result (protocol 2026-07-28), kept until the call that answers it.
+//! - [`secrets`]: the secrets the person configures (`--secret`), typed by
+//!   `type_secret` and redacted from every result.
 //! - `secret_page`: the loopback page where the person types a secret the
-//!   agent asked for by a name that is not configured (URL elicitation).
+//!   agent asked for by a name that is not configured (URL elicitation):
+//!   the pages, their listener, request checks, the form and its HTML.
+//! - `random`: unguessable tokens from the kernel, for secret pages and
+//!   questions.
 //! - `resources`: panes as MCP resources (screen, picture, recording),
 //!   read as `capture_pane` reads them, and subscriptions to their output.
 //! - `recorder`: every pane's recording written while the server runs
-//!   (`serve --record DIR`).
+//!   (`serve --record DIR`); `notes`: what each call did to a pane, marked
+//!   in its recording.
 //! - `tasks`: long calls (commands, waits, batches) run as MCP tasks
 //!   (`io.modelcontextprotocol/tasks`) for clients that ask for them.
 //!

@@ -46,17 +46,27 @@
 //!   cleaned journal text back into the command line.
 //! - [`echo`]: the rules that keep the echo of typed text from satisfying a
 //!   wait.
+//! - `verdict`: decisions of the engine's command follower from what a
+//!   pane shows: whether an end marker counts yet ([`MarkerDoubt`]), why a
+//!   shell did not run a line ([`not_run_verdict`], [`NotRun`]), which
+//!   program a command line runs ([`program_of`]).
+//! - `echo_scan`: [`EchoScan`] applies them while a wait scans a pane's
+//!   journal, step by step as output arrives ([`Scanned`]).
 #![deny(missing_docs)]
 
 pub mod echo;
+mod echo_scan;
 mod hide;
 mod marker;
 mod screen;
 mod tracker;
+mod verdict;
 mod wrapper;
 
+pub use echo_scan::{EchoScan, Scanned};
 pub use hide::{hide_wrappers, shows_wrapper};
 pub use marker::MARKER_PREFIX;
 pub use screen::{Screens, addresses_cursor, changed_rows, drawn_span, split_screens};
 pub use tracker::{EndMarker, HEAD_MAX, Output, Shown, Tracker, lost_line};
+pub use verdict::{MarkerDoubt, NotRun, not_run_verdict, program_of};
 pub use wrapper::{Shell, blames_wrapper, new_nonce, wrapper};

@@ -9,10 +9,16 @@
 //!
 //! Layout:
 //! - [`config`]: which server to talk to.
+//! - `error`: [`Error`], everything that can go wrong between a caller and
+//!   tmux, each message saying what to do next.
 //! - [`transport`]: where a control client's bytes come from (a local
 //!   `tmux`, ssh, an exec prefix, or in-memory pipes in tests).
 //! - `client`: one control client over a pipe, and the task that owns it.
-//! - `engine`: tracking sessions, routing commands, reconnecting.
+//! - `engine`: tracking sessions, routing commands, reconnecting; one
+//!   control client per tracked session, and a quiet one for commands to
+//!   panes that flood theirs.
+//! - `format`: typed tmux formats (`tmux_format!`): one declaration gives
+//!   the `-F` string and the parser of its lines.
 //! - `panes`: the pane journals and which client owns each pane's output.
 //! - `ops`: the typed operations the MCP tools call. Text they return is
 //!   clean, with `run_command`'s wrappers shown as the command lines typed.
@@ -21,7 +27,13 @@
 //!   of steps (keystrokes, waits, captures, commands) with typed outcomes.
 //! - [`gate`]: the input gate every typed byte and new pane's command
 //!   passes: the line each pane holds, judged before it is submitted.
-//! - `wait`: waiting for text or quiet in a pane's journal.
+//! - `wait`: waiting for text or quiet in a pane's journal (the scan that
+//!   skips the echo of typed input is `termpilot_shell::EchoScan`);
+//!   `channel`: `wait-for` channels, each wait on a tmux process of its own.
+//! - [`input_state`]: whether a pane's program waits for input, decided
+//!   from kernel facts with no I/O ([`AwaitingInput`]).
+//! - [`person`]: a person at the keyboard (`termpilot attach`): holding a
+//!   pane and cancelling its waits, shared through tmux pane options.
 //! - `cursor`: [`Cursor`]s, the positions in a pane's output handed out and
 //!   taken back, checked against their pane and tmux server.
 //! - [`hosts`]: the servers one termpilot drives, `local` and those given
@@ -33,9 +45,10 @@
 //!   runs (`/proc` here, or one dump taken on its host).
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
 //! - `shell`: the `run_command` driver (typing, following, the foreground
-//!   check); its sans-IO part (wrappers, markers, echo rules, wrapper hiding)
-//!   is the `termpilot-shell` crate, whose `echo` and `Shell` are re-exported
-//!   here.
+//!   check); its sans-IO part (wrappers, markers, echo rules and echo
+//!   scanning, wrapper hiding, the follower's verdicts) is the
+//!   `termpilot-shell` crate, whose `echo`, `Shell` and `NotRun` are
+//!   re-exported here.
 //! - `tests` (test builds): the core above against a fake tmux over in-memory
 //!   pipes, playing recorded control-mode transcripts (`src/tests/fixtures`)
 //!   or a model of a tmux server; no tmux needed.

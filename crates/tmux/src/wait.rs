@@ -8,12 +8,13 @@
 use std::time::Duration;
 
 use termpilot_control::{Command, PaneId};
-use termpilot_journal::{Journal, Match, Needle, Pattern, Redaction, Scanner};
+use termpilot_journal::{Journal, Needle, Pattern, Redaction};
+use termpilot_shell::{EchoScan, Scanned};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::cursor::Cursor;
-use crate::echo::{self, Echo, Typed};
+use crate::echo::{self, Typed};
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::tmux_format;
@@ -138,7 +139,7 @@ async fn scan_step(
     mut scan: EchoScan,
     journal: Journal,
     typed: Vec<Typed>,
-) -> Result<(EchoScan, Step)> {
+) -> Result<(EchoScan, Scanned)> {
     if journal.end().saturating_sub(scan.position()) <= INLINE_SCAN {
         let step = scan.step(&journal, &typed);
         return Ok((scan, step));
@@ -170,19 +171,13 @@ struct Probe {
 /// for screen switches; after more, the report asks tmux.
 const FACTS_WINDOW: u64 = 64 * 1024;
 
-/// Where a scan left off.
-enum Step {
-    Found(Match),
-    Lost(u64),
-    Pending,
-}
-
 impl Engine {
     /// Waits until one of `spec.patterns` appears in the pane's output after
     /// the baseline (or a stop pattern does, or time runs out, or the pane
     /// goes away). See the `echo` module for why the echo of typed input
-    /// never matches. Patterns match over the output with its secrets
-    /// hidden (see [`Scanner`]): they never observe a secret's characters.
+    /// never matches ([`EchoScan`] applies it). Patterns match over the
+    /// output with its secrets hidden (see [`termpilot_journal::Scanner`]):
+    /// they never observe a secret's characters.
     pub async fn wait_for_text(&self, pane: PaneId, spec: &TextWait) -> Result<WaitReport> {
         let since = self.since_offset(pane, spec.since)?;
         let started = Instant::now();
@@ -227,7 +222,7 @@ impl Engine {
             let step;
             (scan, step) = scan_step(scan, journal, typed_now).await?;
             match step {
-                Step::Found(m) => {
+                Scanned::Found(m) => {
                     let n = spec.patterns.len();
                     let found = Found {
                         index: local_index(m.pattern, n),
@@ -235,7 +230,7 @@ impl Engine {
                         line: m.line,
                         on_screen: false,
                     };
-                    let lost = scan.lost;
+                    let lost = scan.lost();
                     let known = self.facts_since(pane, &probe, &changes);
                     let outcome = kind(m.pattern, n);
                     let found = Some(found);
@@ -251,7 +246,7 @@ impl Engine {
                         )
                         .await;
                 }
-                Step::Lost(lost) => {
+                Scanned::Lost(lost) => {
                     let end = self.journal_end(pane);
                     return self
                         .report(pane, Outcome::Lost, None, baseline, end, lost, started)
@@ -259,11 +254,13 @@ impl Engine {
                 }
                 // A pane already dead prints nothing more: what it printed is
                 // scanned, and nothing matched.
-                Step::Pending if dead => {
+                Scanned::Pending if dead => {
                     let exited = Outcome::PaneExited;
-                    return self.ended(pane, exited, baseline, scan.lost, started).await;
+                    return self
+                        .ended(pane, exited, baseline, scan.lost(), started)
+                        .await;
                 }
-                Step::Pending => {}
+                Scanned::Pending => {}
             }
             tokio::select! {
                 changed = journal_rx.changed() => {
@@ -271,23 +268,23 @@ impl Engine {
                         // The journal was dropped: the pane was killed, or
                         // the server replaced.
                         let gone = self.gone_outcome(epoch);
-                        return self.ended(pane, gone, baseline, scan.lost, started).await;
+                        return self.ended(pane, gone, baseline, scan.lost(), started).await;
                     }
                 }
                 _ = panes_rx.changed() => {
                     if let Some(gone) = self.pane_gone(pane, epoch).await? {
-                        return self.ended(pane, gone, baseline, scan.lost, started).await;
+                        return self.ended(pane, gone, baseline, scan.lost(), started).await;
                     }
                 }
                 changed = cancels.changed() => {
                     if changed.is_ok() && *cancels.borrow_and_update() >= started_at {
                         let end = self.journal_end(pane);
-                        return self.report(pane, Outcome::CancelledByUser, None, baseline, end, scan.lost, started).await;
+                        return self.report(pane, Outcome::CancelledByUser, None, baseline, end, scan.lost(), started).await;
                     }
                 }
                 () = tokio::time::sleep_until(deadline) => {
                     let end = self.journal_end(pane);
-                    return self.report(pane, Outcome::Timeout, None, baseline, end, scan.lost, started).await;
+                    return self.report(pane, Outcome::Timeout, None, baseline, end, scan.lost(), started).await;
                 }
             }
         }
@@ -575,11 +572,10 @@ impl Engine {
             screen.append(line.as_bytes());
             screen.append(b"\n");
         }
-        let candidates: Vec<&str> = typed.iter().flat_map(Typed::lines).collect();
-        let mut scan = EchoScan::new(pattern.clone(), 0, Vec::new(), redaction.clone());
-        scan.fixed = candidates.iter().map(|s| s.to_string()).collect();
+        let candidates = typed.iter().flat_map(Typed::lines).map(str::to_owned);
+        let mut scan = EchoScan::new(pattern.clone(), 0, candidates.collect(), redaction.clone());
         Ok(match scan.step(&screen, &[]) {
-            Step::Found(m) => Some(Found {
+            Scanned::Found(m) => Some(Found {
                 index: m.pattern,
                 text: m.text,
                 line: m.line,
@@ -700,179 +696,4 @@ fn screen_tail(lines: &[String]) -> Vec<String> {
         .iter()
         .map(|line| line.trim_end().to_owned())
         .collect()
-}
-
-/// The journal offset just after the first copy of `typed` in the raw
-/// output from `from`, when the journal holds it without a gap: where the
-/// terminal's echo of a typed line ends and the program's output after it
-/// begins. `None` when the echo is not there as one piece (a line editor
-/// that colours it).
-fn echo_end_offset(journal: &Journal, from: u64, typed: &str) -> Option<u64> {
-    if from < journal.start() {
-        return None;
-    }
-    let read = journal.read_from(from);
-    if !read.gaps.is_empty() || read.lost > 0 {
-        return None;
-    }
-    let at = memchr::memmem::find(&read.bytes, typed.as_bytes())?;
-    Some(from + (at + typed.len()) as u64)
-}
-
-/// An incremental scan that skips matches inside the echo of typed input.
-struct EchoScan {
-    pattern: Pattern,
-    scanner: Scanner,
-    /// Scanning restarts here after an echo line: the end of the last
-    /// complete line skipped as echo (or the baseline).
-    resume: u64,
-    baseline: u64,
-    /// Echo candidates from before the baseline whose echo was not seen yet.
-    fixed: Vec<String>,
-    /// Candidate lines used by a skipped echo line, and how it echoed: a
-    /// bare echo may still be followed by one prompted echo.
-    consumed: Vec<(String, Echo)>,
-    /// Bytes lost between the baseline and the scan position.
-    lost: u64,
-    /// Where the scanner goes on: a snapshot of the journal from here on is
-    /// all the next step reads.
-    position: u64,
-    /// The secrets hidden from the pattern (and so from the echo candidates
-    /// compared with what it matched).
-    redaction: Redaction,
-}
-
-impl EchoScan {
-    fn new(pattern: Pattern, baseline: u64, fixed: Vec<String>, redaction: Redaction) -> Self {
-        EchoScan {
-            scanner: Scanner::new(pattern.clone(), baseline).redacting(redaction.clone()),
-            pattern,
-            resume: baseline,
-            baseline,
-            fixed,
-            consumed: Vec::new(),
-            lost: 0,
-            position: baseline,
-            redaction,
-        }
-    }
-
-    /// The offset the next step starts reading at.
-    fn position(&self) -> u64 {
-        self.position
-    }
-
-    /// Scans what arrived; returns a real match, a loss, or `Pending`.
-    fn step(&mut self, journal: &Journal, typed: &[Typed]) -> Step {
-        loop {
-            let scan = self.scanner.scan(journal);
-            self.position = scan.scanned_to;
-            self.lost = self.lost.max(scan.lost);
-            let Some(found) = scan.found else {
-                return if scan.lost > 0 {
-                    Step::Lost(scan.lost)
-                } else {
-                    Step::Pending
-                };
-            };
-            let Some((candidate, span)) = self.echo_candidate(&found, typed) else {
-                return Step::Found(found);
-            };
-            // A program may draw on the echo's line after it (an editor
-            // redraws the text the typed command changed): that is output.
-            if let Some(after) = self.match_after_echo(&found, span.end, typed) {
-                return Step::Found(after);
-            }
-            // Restart after (or, for an unfinished line, at) the echo line;
-            // after the whole echo on an unfinished line, what follows on it
-            // is output (vim's redraw after a command on its last line).
-            let echoed = match span.whole && !found.line_complete {
-                true => echo_end_offset(journal, self.resume, &candidate),
-                false => None,
-            };
-            if let Some(after) = echoed {
-                self.consume(candidate, span.kind);
-                self.resume = after;
-                self.restart();
-            } else if found.line_complete {
-                self.consume(candidate, span.kind);
-                self.resume = found.line_end;
-                self.restart();
-            } else {
-                // `resume` may be before the snapshot's start: the next step
-                // takes a snapshot from there.
-                self.restart();
-                return Step::Pending;
-            }
-        }
-    }
-
-    fn restart(&mut self) {
-        self.scanner =
-            Scanner::new(self.pattern.clone(), self.resume).redacting(self.redaction.clone());
-        self.position = self.resume;
-    }
-
-    /// The first match on `found`'s line after the echo that ends at
-    /// `echo_end`, unless it is an echo too.
-    fn match_after_echo(&self, found: &Match, echo_end: usize, typed: &[Typed]) -> Option<Match> {
-        let mut from = echo_end;
-        loop {
-            let rest = found.line.get(from..).filter(|rest| !rest.is_empty())?;
-            let mut line = Journal::new(termpilot_journal::Limits::default());
-            line.append(rest.as_bytes());
-            let next = Scanner::new(self.pattern.clone(), 0).scan(&line).found?;
-            let next = Match {
-                line: found.line.clone(),
-                start: from + next.start,
-                end: from + next.end,
-                line_end: found.line_end,
-                line_complete: found.line_complete,
-                redrawn: found.redrawn,
-                ..next
-            };
-            match self.echo_candidate(&next, typed) {
-                Some((_, span)) if span.end > from => from = span.end,
-                Some(_) => return None,
-                None => return Some(next),
-            }
-        }
-    }
-
-    fn echo_candidate(&self, found: &Match, typed: &[Typed]) -> Option<(String, echo::EchoSpan)> {
-        let after_baseline = typed
-            .iter()
-            .filter(|t| t.offset >= self.baseline && t.offset <= found.line_end)
-            .flat_map(Typed::lines)
-            .map(str::to_owned);
-        let mut available: Vec<String> = (self.fixed.iter().cloned().chain(after_baseline))
-            .map(|line| self.redaction.redact(&line).into_owned())
-            .collect();
-        available.dedup();
-        available.into_iter().find_map(|candidate| {
-            let seen = echo::Seen {
-                line: &found.line,
-                start: found.start,
-                end: found.end,
-                redrawn: found.redrawn,
-            };
-            let span = echo::echo_span(seen, &candidate)?;
-            let used = self
-                .consumed
-                .iter()
-                .find(|(c, _)| *c == candidate)
-                .map(|(_, k)| *k);
-            match (used, span.kind) {
-                (None, _) | (Some(Echo::Bare), Echo::Prompted) => Some((candidate, span)),
-                _ => None,
-            }
-        })
-    }
-
-    fn consume(&mut self, candidate: String, kind: Echo) {
-        match self.consumed.iter_mut().find(|(c, _)| *c == candidate) {
-            Some(entry) => entry.1 = kind,
-            None => self.consumed.push((candidate, kind)),
-        }
-    }
 }

@@ -48,8 +48,8 @@ pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
 // A pane's processes are read on its own host (see `Engine::procfs`).
 use crate::procfs::Procfs;
-use termpilot_shell::{EndMarker, Tracker, new_nonce};
-pub use termpilot_shell::{Shell, hide_wrappers, wrapper};
+use termpilot_shell::{EndMarker, MarkerDoubt, Tracker, new_nonce, not_run_verdict, program_of};
+pub use termpilot_shell::{NotRun, Shell, hide_wrappers, wrapper};
 
 /// How long a shell that is not (yet) at its prompt gets to get there.
 const PROMPT_GRACE: Duration = Duration::from_millis(1500);
@@ -124,19 +124,6 @@ pub struct CommandReport {
     /// with the output printed meanwhile, which tmux never sends. Its exit
     /// code (`None`) and that output are not known.
     pub ended_unseen: bool,
-}
-
-/// Why a shell took a command line and went back to reading its terminal
-/// without running any of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NotRun {
-    /// It could not parse the line (a syntax error) and shows its prompt
-    /// again.
-    SyntaxError,
-    /// The line was unfinished (an unclosed quote, bracket or
-    /// here-document) and the shell waited for the rest; termpilot pressed
-    /// C-c to get the prompt back.
-    Incomplete,
 }
 
 /// A command typed into a pane, until its completion marker is seen.
@@ -216,8 +203,8 @@ pub(crate) struct RunningCommands {
 
 /// What a follower saw at its earlier looks.
 #[derive(Debug, Clone, Copy)]
-struct Looks {
-    doubt: Doubt,
+struct EarlierLooks {
+    doubt: MarkerDoubt,
     /// The journal's end when the shell, the command not started, was
     /// found waiting for keys (see [`Engine::waits_unstarted`]), and when it
     /// was first found so with that end.
@@ -225,17 +212,6 @@ struct Looks {
     /// When the command, having lived through an outage, was last checked
     /// for having ended unseen (see [`Engine::ended_unseen`]).
     unseen: Option<Instant>,
-}
-
-/// What a follower has seen of end markers that did not count yet.
-#[derive(Debug, Clone, Copy)]
-enum Doubt {
-    /// None so far.
-    None,
-    /// One, while something other than the shell had the terminal.
-    Seen,
-    /// The shell has the terminal again since then: the next look decides.
-    Settling,
 }
 
 /// How a command's following ends.
@@ -418,13 +394,13 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(running.pane);
         let started_at = crate::person::unix_nanos();
-        let mut looks = Looks {
-            doubt: Doubt::None,
+        let mut looks = EarlierLooks {
+            doubt: MarkerDoubt::Clear,
             unstarted: None,
             unseen: None,
         };
         loop {
-            let (finish, pending) = self.standing(running, &mut looks).await;
+            let (finish, pending) = self.finish_if_over(running, &mut looks).await;
             if let Some(finish) = finish {
                 let report = self.final_report(running, finish);
                 match finish {
@@ -530,8 +506,11 @@ impl Engine {
     /// the command printed meanwhile is lost, end marker and all: one whose
     /// shell is idle under its prompt again ended unseen, and nothing lost
     /// can tell a line not run from one that ran.
-    async fn standing(&self, running: &Running, looks: &mut Looks) -> (Option<Finish>, bool) {
-        let doubt = &mut looks.doubt;
+    async fn finish_if_over(
+        &self,
+        running: &Running,
+        looks: &mut EarlierLooks,
+    ) -> (Option<Finish>, bool) {
         let (end, cut, started) = self.advance(running);
         if let Some(end) = end {
             if cut.is_some() {
@@ -542,16 +521,12 @@ impl Engine {
                 Some(pid) => proc::in_charge(self.shell_procfs(running).await.as_ref(), pid),
                 None => true,
             };
-            *doubt = match (in_charge, *doubt) {
-                (false, _) => Doubt::Seen,
-                (true, Doubt::Seen) => Doubt::Settling,
-                (true, Doubt::None | Doubt::Settling) => {
-                    // Markers that arrived meanwhile are newer.
-                    let (end, _, _) = self.advance(running);
-                    return (end.map(Finish::Ended), false);
-                }
-            };
-            return (None, true);
+            if !looks.doubt.marker_counts(in_charge) {
+                return (None, true);
+            }
+            // Markers that arrived meanwhile are newer.
+            let (end, _, _) = self.advance(running);
+            return (end.map(Finish::Ended), false);
         }
         if cut.is_some() {
             return (Some(Finish::Interrupted { back: false }), false);
@@ -963,22 +938,6 @@ fn screen_rows(lines: &[String]) -> Vec<String> {
     rows
 }
 
-/// The first program a command line runs other than the builtins and
-/// wrappers that set things up (`cd dir && vim x` runs vim).
-fn program_of(command: &str) -> Option<String> {
-    const SETUP: [&str; 10] = [
-        "cd", "echo", "printf", "export", "env", "sudo", "exec", "time", "nice", "command",
-    ];
-    command
-        .split([';', '&', '|', '\n', '(', ')'])
-        .flat_map(|part| {
-            part.split_whitespace()
-                .find(|word| !word.contains('=') && !word.starts_with('-'))
-        })
-        .find(|word| !SETUP.contains(word))
-        .map(|word| word.rsplit('/').next().unwrap_or(word).to_owned())
-}
-
 /// The text of the journal's unfinished last line, as cleaned: a shell's
 /// prompt while it waits. `None` when there is none.
 fn shown_prompt(journal: &termpilot_journal::Journal) -> Option<String> {
@@ -1004,155 +963,9 @@ fn ready_for_input(fs: &dyn Procfs, shell: u32, tty: &str) -> bool {
     proc::in_charge(fs, shell) && (!mode.canonical || reads_terminal())
 }
 
-/// Why a shell did not run a command line typed at the offset `view`
-/// starts from (the journal's lines from there), and what it said about
-/// it. After the echo of the line, a shell that could not parse it says so
-/// on a line of its own that starts with its name (`bash: syntax error
-/// ...`, `sh: 1: Syntax error: ...`, `fish: ...`); its message runs to its
-/// next prompt, or to a line that shows pieces of termpilot's wrapper (a
-/// shell's redraw, or bash complaining again about the wrapper's second
-/// line). A shell that said nothing waits for the rest of the line; one
-/// whose message names a token of the wrapper rather than of `command` read
-/// on into the wrapper because the line was unfinished.
-fn not_run_verdict(
-    view: &termpilot_journal::LineView,
-    prompt: Option<&str>,
-    command: &str,
-) -> (NotRun, String) {
-    let prompt = prompt.filter(|p| !p.is_empty());
-    let said: Vec<&str> = view
-        .lines
-        .iter()
-        .skip(1)
-        .map(|line| line.text.as_str())
-        .skip_while(|line| !names_a_shell(line))
-        .take_while(|line| {
-            !prompt.is_some_and(|p| line.starts_with(p)) && !termpilot_shell::shows_wrapper(line)
-        })
-        .collect();
-    let said = said.join("\n").trim_end().to_owned();
-    if said.is_empty() {
-        (NotRun::Incomplete, said)
-    } else if termpilot_shell::blames_wrapper(&said, command) {
-        let why = format!(
-            "the command line is unfinished (an unclosed quote, bracket, `$(` or block?): \
-             the shell read on into termpilot's wrapper and said: {said}"
-        );
-        (NotRun::Incomplete, why)
-    } else {
-        (NotRun::SyntaxError, said)
-    }
-}
-
-/// Whether `line` starts the way shells start their error messages: the
-/// shell's name (a login shell's `-` allowed) and a colon.
-fn names_a_shell(line: &str) -> bool {
-    line.split_once(':')
-        .is_some_and(|(name, _)| Shell::from_command(name).is_some())
-}
-
 /// How long a shell that did not start a command must wait for keys, with
 /// nothing printed, before the command line counts as not run.
 const UNSTARTED_SETTLE: Duration = Duration::from_millis(100);
 
 /// How far back [`shown_prompt`] reads: more than any prompt line.
 const PROMPT_BYTES: u64 = 4096;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use termpilot_journal::{Line, LineView};
-
-    fn view(lines: &[&str]) -> LineView {
-        LineView {
-            lost: 0,
-            gaps: Vec::new(),
-            lines: lines
-                .iter()
-                .map(|text| Line {
-                    text: (*text).to_owned(),
-                    end: 0,
-                })
-                .collect(),
-            partial: None,
-            next: 0,
-        }
-    }
-
-    #[test]
-    fn a_note_names_the_program_not_its_set_up() {
-        assert_eq!(program_of("vim data.txt").as_deref(), Some("vim"));
-        assert_eq!(program_of("cd /r && git log").as_deref(), Some("git"));
-        assert_eq!(
-            program_of("EDITOR=vi /usr/bin/less -R f").as_deref(),
-            Some("less")
-        );
-        assert_eq!(program_of("cd /tmp; echo hi"), None);
-    }
-
-    #[test]
-    fn a_rejected_line_gives_the_shell_s_first_answer() {
-        let lines = view(&[
-            "{ printf '\\033]7770;tp1;start\\007'; echo )",
-            "bash: syntax error near unexpected token `)'",
-            "$ }; __termpilot_status=$?; case ...",
-            "bash: syntax error near unexpected token `}'",
-        ]);
-        let (why, said) = not_run_verdict(&lines, Some("$"), "echo )");
-        assert_eq!(why, NotRun::SyntaxError);
-        assert_eq!(said, "bash: syntax error near unexpected token `)'");
-    }
-
-    #[test]
-    fn a_message_stops_at_a_redraw_of_the_wrapper() {
-        let lines = view(&[
-            "echo )",
-            "fish: Missing end to balance this begin",
-            " begin; printf '\\033]7770;tp1;start\\007'; echo )",
-        ]);
-        let (why, said) = not_run_verdict(&lines, None, "echo )");
-        assert_eq!(why, NotRun::SyntaxError);
-        assert_eq!(said, "fish: Missing end to balance this begin");
-        let dash = view(&["echo )", "sh: 1: Syntax error: \")\" unexpected", "$ "]);
-        assert_eq!(
-            not_run_verdict(&dash, Some("$"), "echo )").0,
-            NotRun::SyntaxError
-        );
-    }
-
-    #[test]
-    fn a_shell_that_said_nothing_waits_for_the_rest() {
-        let lines = view(&[
-            "echo 'unclosed",
-            "> }; printf '\\033]7770;tp1;%s\\007' \"$?\"",
-        ]);
-        assert_eq!(
-            not_run_verdict(&lines, Some("$"), "echo 'unclosed"),
-            (NotRun::Incomplete, String::new())
-        );
-        // Output that merely contains a colon is not a shell's message.
-        let lines = view(&["echo 'a", "> note: not a shell"]);
-        assert_eq!(
-            not_run_verdict(&lines, Some("$"), "echo 'a").0,
-            NotRun::Incomplete
-        );
-    }
-
-    #[test]
-    fn a_shell_that_read_on_into_the_wrapper_had_an_unfinished_line() {
-        // bash closes an unclosed quote with one of the wrapper's and then
-        // stumbles over the wrapper's `;;`.
-        let lines = view(&[
-            "{ printf '\\033]7770;tp1;start\\007'; echo 'unclosed",
-            "bash: syntax error near unexpected token `;;'",
-            "$ ",
-        ]);
-        let (why, said) = not_run_verdict(&lines, Some("$"), "echo 'unclosed");
-        assert_eq!(why, NotRun::Incomplete);
-        assert!(said.contains("unfinished"), "{said}");
-        assert!(
-            said.ends_with("bash: syntax error near unexpected token `;;'"),
-            "{said}"
-        );
-    }
-}
