@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ContentBlock, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
+    ContentBlock, CustomRequest, CustomResult, GetTaskParams, GetTaskResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -159,7 +159,7 @@ impl TermpilotServer {
 
     /// Checks that `name` is a tool this server publishes: anything else is
     /// a protocol error (invalid params), not a tool result.
-    fn published(&self, name: &str) -> Result<(), McpError> {
+    pub(crate) fn published(&self, name: &str) -> Result<(), McpError> {
         let Some(spec) = catalog::find(name) else {
             return Err(McpError::invalid_params(
                 format!("unknown tool: {name} (tools/list shows the tools)"),
@@ -370,6 +370,14 @@ impl ServerHandler for TermpilotServer {
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
         crate::resources::listen(self, subscription).await;
         Ok(())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        crate::tasks::answer(self, request, context).await
     }
 
     async fn get_task(
