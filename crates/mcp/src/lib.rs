@@ -32,7 +32,8 @@
 //! - `recorder`: every pane's recording written while the server runs
 //!   (`serve --record DIR`).
 //! - `tasks`: long calls (commands, waits, batches) run as MCP tasks
-//!   (`io.modelcontextprotocol/tasks`) for clients that ask for them.
+//!   (`io.modelcontextprotocol/tasks`, and the `tasks` of protocol
+//!   2025-11-25) for clients that ask for them.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {

@@ -1,9 +1,11 @@
 //! Long calls as MCP tasks (the `io.modelcontextprotocol/tasks` extension,
-//! SEP-2663, protocol 2026-07-28).
+//! SEP-2663, protocol 2026-07-28; and the experimental tasks of protocol
+//! 2025-11-25, whose wire [`v2025`] speaks over the same tasks).
 //!
-//! A client that declares the extension in a request's capabilities gets a
-//! task instead of a result when it calls one of [`TOOLS`]: the call
-//! returns at once with the task's id, and the work goes on in the server.
+//! A client that declares the extension in a request's capabilities (or, on
+//! 2025-11-25, puts `task` in the call's params) gets a task instead of a
+//! result when it calls one of [`TOOLS`]: the call returns at once with the
+//! task's id, and the work goes on in the server.
 //! `tasks/get` reports `working` with a status message (how long, and the
 //! pane's last line), then `completed` with the result the plain call would
 //! have returned; `tasks/cancel` stops the wait (and presses C-c in the
@@ -17,6 +19,9 @@
 //! rules as `send_keys` and `type_secret`: a hidden prompt is answered by
 //! the person on the secret page, never through the client) and the task
 //! goes on waiting for the command.
+//!
+//! A task's progress goes out on the progress token of the request that
+//! started it, one total for its whole life ([`progress`]).
 //!
 //! Tasks belong to the server, not to a session: over HTTP a client that
 //! reconnects (with the same bearer token) polls the same task. They are
