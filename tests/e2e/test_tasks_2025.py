@@ -12,14 +12,17 @@ with its progress notifications; the others are short.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from itertools import count
 from typing import Any
 
+import httpx2
 import pytest
 from conftest import REQUEST_TIMEOUT, TEST_TIMEOUT, Termpilot
 from test_stdio import RawStdio
+from test_tasks import CONFIGURED, SECRET, Serve
 
 RELATED = "io.modelcontextprotocol/related-task"
 TERMINAL = {"completed", "failed", "cancelled"}
@@ -36,6 +39,8 @@ class Session:
         self.ids = count(1)
         self.notifications: list[dict[str, Any]] = []
         self.asked: list[dict[str, Any]] = []
+        # Every message the server sent, as it came.
+        self.seen: list[str] = []
         self.answer: Answerer = lambda params: {"action": "decline"}
 
     def reply(self, method: str, params: dict[str, Any], timeout: float = REQUEST_TIMEOUT) -> dict[str, Any]:
@@ -45,6 +50,7 @@ class Session:
         deadline = time.monotonic() + timeout
         while True:
             message = self.raw.receive(max(0.1, deadline - time.monotonic()))
+            self.seen.append(json.dumps(message))
             if "method" in message and "id" in message:
                 self.asked.append(message)
                 self.raw.send({"jsonrpc": "2.0", "id": message["id"], "result": self.answer(message["params"])})
@@ -76,16 +82,21 @@ class Session:
         raise AssertionError(f"task {task_id} never reached {statuses}")
 
 
+def opened(raw: RawStdio, elicitation: dict[str, Any]) -> Session:
+    """A session at 2025-11-25 whose client elicits in these modes."""
+    client = Session(raw)
+    capabilities = {"elicitation": elicitation, "tasks": {"list": {}, "cancel": {}}}
+    init = {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}
+    client.initialized = client.request("initialize", init)
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return client
+
+
 @pytest.fixture
 def session(tp: Termpilot) -> Iterator[Session]:
     raw = RawStdio(tp)
     try:
-        client = Session(raw)
-        capabilities = {"elicitation": {"form": {}}, "tasks": {"list": {}, "cancel": {}}}
-        init = {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}
-        client.initialized = client.request("initialize", init)
-        raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        yield client
+        yield opened(raw, {"form": {}})
     finally:
         raw.close()
 
@@ -167,6 +178,40 @@ def test_a_prompt_inside_a_task_is_asked_through_tasks_result(session: Session) 
     entry = result["structuredContent"]
     assert entry["exit_code"] == 0 and "hello-world-done" in entry["output"], result
     assert session.task(task_id)["status"] == "completed"
+    # The status changes were told too: each one the whole task.
+    told = [n["params"] for n in session.notifications if n["method"] == "notifications/tasks/status"]
+    assert all(t["taskId"] == task_id and t["createdAt"] for t in told), told
+    statuses = [t["status"] for t in told]
+    assert "input_required" in statuses and statuses[-1] == "completed", statuses
+
+
+def test_a_hidden_prompt_inside_a_task_is_answered_by_the_person_on_the_secret_page(tp: Termpilot) -> None:
+    # A configured secret named "prompt" is not typed: the person is asked.
+    server = Serve(tp, ["--secret", "prompt=env:TP_E2E_PROMPT"])
+    try:
+        session = opened(server, {"url": {}})
+        pane = new_pane(session)
+        command = "stty -echo; printf 'Password: '; read pw; stty echo; echo; echo got-${#pw}-chars: $pw"
+        task_id = started(session.call("run_command", {"pane": pane, "command": command, "timeout_s": 60}, task={}))
+        session.until(task_id, "input_required")
+
+        def person_types_it(params: dict[str, Any]) -> dict[str, Any]:
+            # The person types the secret on the page; the client only says it is done.
+            assert params["mode"] == "url" and params["url"].startswith("http://127.0.0.1:"), params
+            with httpx2.Client(timeout=REQUEST_TIMEOUT, trust_env=False) as page:
+                assert page.post(params["url"], data={"secret": SECRET}).status_code == 200
+            return {"action": "accept"}
+
+        session.answer = person_types_it
+        result = session.request("tasks/result", {"taskId": task_id}, timeout=TEST_TIMEOUT)
+        [asked] = session.asked
+        assert asked["params"]["_meta"][RELATED] == {"taskId": task_id}, asked
+        entry = result["structuredContent"]
+        assert entry["exit_code"] == 0 and f"got-{len(SECRET)}-chars: [secret hidden prompt]" in entry["output"], entry
+        assert f"got-{len(CONFIGURED)}-chars" not in entry["output"], entry
+        assert all(SECRET not in message for message in session.seen), "the secret reached the client"
+    finally:
+        server.close()
 
 
 def test_cancel_interrupts_the_command_and_answers_with_the_cancelled_task(session: Session) -> None:

@@ -24,17 +24,21 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ClientResult, CustomRequest,
-    CustomResult, DetailedTask, ErrorCode, InputRequest, InputResponses, RequestParamsMeta,
-    ServerJsonRpcMessage, ServerRequest, ServerResult, Task, TaskPayload,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ClientResult, CustomNotification,
+    CustomRequest, CustomResult, DetailedTask, ErrorCode, InputRequest, InputResponses,
+    RequestParamsMeta, ServerJsonRpcMessage, ServerNotification, ServerRequest, ServerResult, Task,
+    TaskPayload,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::{INTERRUPT_GRACE, TOOLS};
 use crate::server::TermpilotServer;
+
+/// The method of the notification of a task's new status.
+const STATUS: &str = "notifications/tasks/status";
 
 /// The `_meta` key tying a message to its task.
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
@@ -195,9 +199,39 @@ impl TermpilotServer {
             return Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, message, None));
         }
         Ok(match self.spawn_task(request, context) {
-            Ok(task) => json!({"task": seed(&task)}),
+            Ok(task) => {
+                let statuses = self
+                    .clone()
+                    .tell_statuses(task.task_id.clone(), context.peer.clone());
+                tokio::spawn(statuses);
+                json!({"task": seed(&task)})
+            }
             Err(refused) => to_value(refused),
         })
+    }
+
+    /// Sends `notifications/tasks/status` with the whole task each time its
+    /// status changes, until it ends (or expires). The spec makes these
+    /// optional for the server and tells clients to poll anyway.
+    async fn tell_statuses(self, id: String, peer: Peer<RoleServer>) {
+        let mut told = "working".to_owned();
+        while let Ok(task) = self.tasks.get(&id).map(|got| got.task) {
+            let now = status(&task);
+            if now != told {
+                let notification = CustomNotification::new(STATUS, Some(wire(&task)));
+                let sent = peer
+                    .send_notification(ServerNotification::CustomNotification(notification))
+                    .await;
+                if let Err(e) = sent {
+                    tracing::debug!(error = %e, "task status notification not sent");
+                }
+                told = now;
+            }
+            if task.status().is_terminal() {
+                return;
+            }
+            tokio::time::sleep(LOOK_EVERY).await;
+        }
     }
 
     /// `tasks/result`: waits for the task to end and returns what the call
