@@ -261,7 +261,10 @@ impl TermpilotServer {
                 TaskPayload::InputRequired { input_requests } => {
                     for (key, request) in input_requests {
                         if asked.insert(key.clone()) {
-                            let answer = ask(context, id, request).await;
+                            let answer = tokio::select! {
+                                answer = ask(context, id, request) => answer,
+                                () = context.ct.cancelled() => return Err(gave_up()),
+                            };
                             self.tasks
                                 .update(id, InputResponses::from([(key, answer)]))?;
                         }
@@ -271,9 +274,7 @@ impl TermpilotServer {
             }
             tokio::select! {
                 () = tokio::time::sleep(LOOK_EVERY) => {}
-                () = context.ct.cancelled() => {
-                    return Err(McpError::invalid_request("tasks/result cancelled", None));
-                }
+                () = context.ct.cancelled() => return Err(gave_up()),
             }
         }
     }
@@ -356,6 +357,12 @@ async fn ask(context: &RequestContext<RoleServer>, id: &str, request: InputReque
         Ok(ClientResult::ElicitResult(answer)) => serde_json::to_value(answer).unwrap_or(declined),
         Ok(_) | Err(_) => declined,
     }
+}
+
+/// The answer to a `tasks/result` the client cancelled (which it will not
+/// read): the task goes on.
+fn gave_up() -> McpError {
+    McpError::invalid_request("tasks/result cancelled; the task goes on", None)
 }
 
 /// The `taskId` of a `tasks/…` request.
