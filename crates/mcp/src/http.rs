@@ -271,6 +271,8 @@ impl Gate {
             Ok(message) => message,
             Err(refusal) => return Ok(json_error(StatusCode::BAD_REQUEST, &refusal)),
         };
+        // rmcp reads the body again: it gets the message as checked.
+        let body = crate::tasks::renamed(&message).unwrap_or(body);
         let session = parts
             .headers
             .get(SESSION_HEADER)

@@ -113,6 +113,8 @@ pub(crate) fn check(bytes: &[u8]) -> Result<ClientJsonRpcMessage, Refusal> {
         .get("method")
         .and_then(Value::as_str)
         .map(str::to_owned);
+    let mut value = value;
+    crate::tasks::rename(&mut value);
     let message: ClientJsonRpcMessage = serde_json::from_value(value).map_err(|error| {
         Refusal::new(
             id.clone(),

@@ -47,7 +47,8 @@
 //!   (`serve --record DIR`); `notes`: what each call did to a pane, marked
 //!   in its recording.
 //! - `tasks`: long calls (commands, waits, batches) run as MCP tasks
-//!   (`io.modelcontextprotocol/tasks`) for clients that ask for them.
+//!   (`io.modelcontextprotocol/tasks`, and the `tasks` of protocol
+//!   2025-11-25) for clients that ask for them.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {

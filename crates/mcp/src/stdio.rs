@@ -137,6 +137,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
         if let Some(id) = answered {
             lock(&self.in_flight).remove(&id.to_string());
         }
+        let item = crate::tasks::announce(item);
         let queued = serde_json::to_vec(&item)
             .map_err(std::io::Error::other)
             .and_then(|mut line| {

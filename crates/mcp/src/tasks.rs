@@ -1,9 +1,11 @@
 //! Long calls as MCP tasks (the `io.modelcontextprotocol/tasks` extension,
-//! SEP-2663, protocol 2026-07-28).
+//! SEP-2663, protocol 2026-07-28; and the experimental tasks of protocol
+//! 2025-11-25, whose wire [`v2025`] speaks over the same tasks).
 //!
-//! A client that declares the extension in a request's capabilities gets a
-//! task instead of a result when it calls one of [`TOOLS`]: the call
-//! returns at once with the task's id, and the work goes on in the server.
+//! A client that declares the extension in a request's capabilities (or, on
+//! 2025-11-25, puts `task` in the call's params) gets a task instead of a
+//! result when it calls one of [`TOOLS`]: the call returns at once with the
+//! task's id, and the work goes on in the server.
 //! `tasks/get` reports `working` with a status message (how long, and the
 //! pane's last line), then `completed` with the result the plain call would
 //! have returned; `tasks/cancel` stops the wait (and presses C-c in the
@@ -17,6 +19,9 @@
 //! rules as `send_keys` and `type_secret`: a hidden prompt is answered by
 //! the person on the secret page, never through the client) and the task
 //! goes on waiting for the command.
+//!
+//! A task's progress goes out on the progress token of the request that
+//! started it, one total for its whole life ([`progress`]).
 //!
 //! Tasks belong to the server, not to a session: over HTTP a client that
 //! reconnects (with the same bearer token) polls the same task. They are
@@ -32,7 +37,7 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult,
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
-    GetTaskResult, InputRequest, InputResponses, StringSchema,
+    GetTaskResult, InputRequest, InputResponses, ProgressToken, StringSchema, Task,
 };
 use rmcp::service::RequestContext;
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
@@ -45,6 +50,12 @@ use crate::error::{ToolError, ToolResult};
 use crate::oversight::Pending;
 use crate::questions::Continuation;
 use crate::server::{CallContext, Done, ServerOptions, TermpilotServer};
+
+mod progress;
+mod v2025;
+
+use progress::Progress;
+pub(crate) use v2025::{announce, answer, rename, renamed};
 
 /// The tools whose calls may run as tasks: the ones that wait.
 pub const TOOLS: [&str; 6] = [
@@ -142,6 +153,13 @@ impl Tasks {
     pub(crate) fn cancel(&self, id: &str) -> Result<(), McpError> {
         self.manager.cancel_task(id)
     }
+
+    /// The ids of the tasks kept, oldest first.
+    fn kept(&self) -> Vec<String> {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|id| self.manager.get_task(id).is_ok());
+        kept.iter().cloned().collect()
+    }
 }
 
 impl std::fmt::Debug for Tasks {
@@ -181,25 +199,50 @@ struct Job {
     /// Who started the task: what its calls keep (outputs, questions) is
     /// theirs, as it would be for the plain call.
     caller: crate::caller::Caller,
+    /// The progress token of the request that started the task: it stays
+    /// valid for the task's life (protocol 2025-11-25 says so), and the
+    /// task's progress goes out on it (see [`TermpilotServer::report_status`]).
+    progress: Option<ProgressToken>,
+    /// The total of every progress notification: the longest the call may
+    /// wait.
+    total: Duration,
 }
 
 impl TermpilotServer {
-    /// Starts the call as a task and returns the task.
+    /// Starts the call as a task and returns the task (protocol
+    /// 2026-07-28).
     pub(crate) fn start_task(
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
+        match self.spawn_task(request, context) {
+            Ok(task) => CallToolResponse::Task(CreateTaskResult::new(task)),
+            Err(refused) => refused.into(),
+        }
+    }
+
+    /// Starts the call as a task, or says why it cannot start (too many
+    /// tasks, the audit log down) as the call's result.
+    pub(crate) fn spawn_task(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Task, CallToolResult> {
         let tasks = &self.tasks;
         let mut kept = tasks.kept.lock().unwrap_or_else(|e| e.into_inner());
         if let Err(message) = tasks.room(&mut kept) {
-            return CallToolResult::error(vec![ContentBlock::text(message)]).into();
+            return Err(CallToolResult::error(vec![ContentBlock::text(message)]));
         }
         let name = request.name.to_string();
+        let progress = request
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get_progress_token());
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let audit = match self.oversight.begin_admitted(&name, &arguments, context) {
             Ok(audit) => audit,
-            Err(problem) => return crate::server::audit_refused(&problem).into(),
+            Err(problem) => return Err(crate::server::audit_refused(&problem)),
         };
         let job = Job {
             audit,
@@ -209,6 +252,8 @@ impl TermpilotServer {
                 CancellationToken::new(),
             ),
             pane: arguments["pane"].as_str().map(str::to_owned),
+            progress: progress.or_else(|| context.meta.get_progress_token()),
+            total: self.longest(&name, &arguments),
             context: context.clone(),
             name,
             arguments,
@@ -224,7 +269,17 @@ impl TermpilotServer {
             .manager
             .spawn(options, move |task| Box::pin(server.run_task(job, task)));
         kept.push_back(task.task_id.clone());
-        CallToolResponse::Task(CreateTaskResult::new(task))
+        Ok(task)
+    }
+
+    /// The longest the call may wait: its `timeout_s` (capped by
+    /// `--max-wait-s`), or for a batch, whose steps wait one after another,
+    /// `--max-wait-s` itself. The total of the task's progress.
+    fn longest(&self, name: &str, arguments: &Value) -> Duration {
+        match name {
+            "run_batch" => Duration::from_secs_f64(self.options.max_wait_s),
+            _ => self.wait_time(arguments["timeout_s"].as_f64()),
+        }
     }
 
     /// Runs the job to its end: its result, or `cancelled`.
@@ -241,17 +296,26 @@ impl TermpilotServer {
             never = status => match never {},
         };
         let result = self.settle(outcome, job.audit.take(), &job.call);
-        if task.is_cancel_requested() {
-            task.set_status_message(cancelled(&job.name, &result));
-            return Err(TaskExit::Cancelled);
-        }
-        let how = match result.is_error {
-            Some(true) => "ended with an error",
-            _ => "done",
+        let message = match task.is_cancel_requested() {
+            true => cancelled(&job.name, &result),
+            false => {
+                let how = match result.is_error {
+                    Some(true) => "ended with an error",
+                    _ => "done",
+                };
+                let seconds = started.elapsed().as_secs_f64();
+                format!("{}: {how} after {seconds:.1} s", job.name)
+            }
         };
-        let seconds = started.elapsed().as_secs_f64();
-        task.set_status_message(format!("{}: {how} after {seconds:.1} s", job.name));
-        Ok(result)
+        task.set_status_message(message.clone());
+        let progress = Progress::new(job.progress.clone(), job.call.peer().clone(), job.total);
+        if let Some(progress) = progress {
+            progress.done(message).await;
+        }
+        match task.is_cancel_requested() {
+            true => Err(TaskExit::Cancelled),
+            false => Ok(result),
+        }
     }
 
     /// The call, its questions answered through the task, and a program
@@ -425,7 +489,8 @@ impl TermpilotServer {
     }
 
     /// Keeps the task's status message up to date: how long it has run,
-    /// and the last line of its pane. Never returns.
+    /// and the last line of its pane; the same goes out as the task's
+    /// progress when its request gave a progress token. Never returns.
     fn report_status(
         self,
         job: &Job,
@@ -433,6 +498,7 @@ impl TermpilotServer {
     ) -> impl Future<Output = std::convert::Infallible> + Send + 'static {
         let (name, pane) = (job.name.clone(), job.pane.clone());
         let call = CallContext::detached(job.call.peer().clone(), None, CancellationToken::new());
+        let mut progress = Progress::new(job.progress.clone(), job.call.peer().clone(), job.total);
         async move {
             let started = Instant::now();
             loop {
@@ -442,7 +508,10 @@ impl TermpilotServer {
                 if let Some(line) = self.last_line(pane.as_deref(), &call).await {
                     message.push_str(&format!("; last line: {line}"));
                 }
-                task.set_status_message(message);
+                task.set_status_message(message.clone());
+                if let Some(progress) = &mut progress {
+                    progress.working(started.elapsed(), message).await;
+                }
             }
         }
     }

@@ -156,23 +156,44 @@ fn tasks_section(out: &mut String) {
     writeln!(
         out,
         "\n## Long calls as tasks\n\n\
-         {} run as MCP tasks (protocol 2026-07-28, extension `io.modelcontextprotocol/tasks`) \
-         when the request declares the extension in its client capabilities \
-         (`_meta[\"io.modelcontextprotocol/clientCapabilities\"].extensions`); other calls, and \
-         clients that do not declare it, get the plain result.\n\n\
-         - The call returns at once with `resultType: \"task\"`, a `taskId`, `ttlMs` and \
-         `pollIntervalMs` (1 s).\n\
+         {} run as MCP tasks, in either flavour of the protocol: the call returns a task at \
+         once and the work goes on in the server. Other tools, and calls that do not ask for \
+         a task, get the plain result. Both flavours share one store of tasks.\n\n\
+         Protocol 2026-07-28 (extension `io.modelcontextprotocol/tasks`): the request declares \
+         the extension in its client capabilities \
+         (`_meta[\"io.modelcontextprotocol/clientCapabilities\"].extensions`).\n\n\
+         - The call returns `resultType: \"task\"`, a `taskId`, `ttlMs` and `pollIntervalMs` \
+         (1 s).\n\
          - `tasks/get` reports `working` with a `statusMessage` (how long it has run and the \
          pane's last line), then `completed` with `result`, the result the plain call returns.\n\
          - A question for the person (an approval, a secret typed on the secret page) and a \
-         program waiting for input in a `run_command` or `wait_for_command` make the task `input_required`, with \
-         `inputRequests` (elicitations); answer with `tasks/update` and `inputResponses`. A \
-         form answer `{{\"answer\": TEXT}}` is typed followed by Enter (approval rules apply); \
-         a hidden prompt is answered by the person on the secret page (URL mode), never through \
-         the client's answer. Declining a program's prompt ends the task with the \
-         awaiting_input result (the command keeps waiting; its `command_id` picks it up).\n\
+         program waiting for input in a `run_command` or `wait_for_command` make the task \
+         `input_required`, with `inputRequests` (elicitations); answer with `tasks/update` and \
+         `inputResponses`.\n\n\
+         Protocol 2025-11-25 (experimental there): the server declares the `tasks` capability \
+         (`list`, `cancel`, `requests.tools.call`) and each tool its \
+         `execution.taskSupport` in `tools/list` (`optional` for these, `forbidden` for the \
+         rest; asking for a task of those is error -32601).\n\n\
+         - The client adds `\"task\": {{}}` to the params of `tools/call` and gets \
+         `{{\"task\": {{taskId, status, ttl, pollInterval, ...}}}}`; termpilot keeps its own \
+         `ttl`, which the answer states.\n\
+         - `tasks/get` reports the status as above (a call that ended with `isError` is \
+         `failed`); `tasks/result` waits for the end and returns the call's result, with \
+         `_meta[\"io.modelcontextprotocol/related-task\"]`; `tasks/list` lists the tasks kept.\n\
+         - When the task is `input_required`, its questions reach the client as \
+         `elicitation/create` requests tied to the task (`related-task` in `_meta`) while the \
+         client waits on `tasks/result`.\n\n\
+         In both, a form answer `{{\"answer\": TEXT}}` to a program's prompt is typed followed \
+         by Enter (approval rules apply); a hidden prompt is answered by the person on the \
+         secret page (URL mode), never through the client's answer. Declining a program's \
+         prompt ends the task with the awaiting_input result (the command keeps waiting; its \
+         `command_id` picks it up).\n\n\
          - `tasks/cancel` ends the wait; for `run_command` termpilot first presses C-c in the \
-         pane. The task ends `cancelled`; its `statusMessage` says what became of the command.\n\
+         pane. The task ends `cancelled`; its `statusMessage` says what became of the command \
+         (on 2025-11-25 the answer is the task, once it has stopped).\n\
+         - A call that gives a `progressToken` gets the task's progress on it for the task's \
+         life: seconds of the longest the call may wait (its `timeout_s`; `--max-wait-s` for \
+         `run_batch`) as one `total`, values that only increase, the total when the task ends.\n\
          - Tasks belong to the server, not to a connection: over HTTP any request with the \
          bearer token can poll a task. At most `--max-tasks` (default {}) run at once; a task \
          lives for the longest wait (`--max-wait-s`) plus 15 minutes, and its result is kept \

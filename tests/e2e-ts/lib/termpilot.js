@@ -199,8 +199,9 @@ class Session {
 }
 
 // Starts termpilot for test `t` and returns a connected Session; everything
-// is stopped when the test ends. `transport` is "stdio" or "http".
-export async function start(t, { transport, toolsets = 'all' }) {
+// is stopped when the test ends. `transport` is "stdio" or "http"; `capabilities`
+// are the client's (none by default).
+export async function start(t, { transport, toolsets = 'all', capabilities = {} }) {
     checkBinary();
     const socket = `tp-ts-${process.pid}-${counter++}`;
     const stderr = [];
@@ -221,7 +222,7 @@ export async function start(t, { transport, toolsets = 'all' }) {
         }
     });
 
-    const client = new Client({ name: 'termpilot-e2e-ts', version: '1.0.0' });
+    const client = new Client({ name: 'termpilot-e2e-ts', version: '1.0.0' }, { capabilities });
     const session = new Session(client, transport);
     client.onerror = (error) => session.errors.push(String(error?.stack ?? error));
     sink = session.logged;

@@ -31,7 +31,8 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.0.initialize_session(id, message).await
+        let answer = self.0.initialize_session(id, message).await?;
+        Ok(crate::tasks::announce(answer))
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {

@@ -166,7 +166,7 @@ impl TermpilotServer {
 
     /// Checks that `name` is a tool this server publishes: anything else is
     /// a protocol error (invalid params), not a tool result.
-    fn published(&self, name: &str) -> Result<(), McpError> {
+    pub(crate) fn published(&self, name: &str) -> Result<(), McpError> {
         let Some(spec) = catalog::find(name) else {
             return Err(McpError::invalid_params(
                 format!("unknown tool: {name} (tools/list shows the tools)"),
