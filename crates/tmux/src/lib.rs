@@ -31,6 +31,8 @@
 //!   [`child_env`]: the variables (`env:` secrets) no child inherits.
 //! - `procfs`: a pane's processes and terminal mode, read where the pane
 //!   runs (`/proc` here, or one dump taken on its host).
+//! - `error`: the engine's one [`Error`] enum, its variants carrying typed
+//!   context; a missing target's hint is chosen by its [`TargetKind`].
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
 //! - `shell`: the `run_command` driver (typing, following, the foreground
 //!   check); its sans-IO part (wrappers, markers, echo rules, wrapper hiding)
@@ -95,7 +97,7 @@ pub use ops::{
 pub use secret_delivery::Recipients;
 pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
 pub use styled::StyledCapture;
-pub use termpilot_control::{PaneId, SessionId, WindowId};
+pub use termpilot_control::{PaneId, SessionId, TargetKind, WindowId};
 pub use termpilot_journal::{Needle, Redaction, Redactor};
 pub use termpilot_keys::Key;
 pub use termpilot_shell::echo;

@@ -324,7 +324,7 @@ async fn an_unreachable_ssh_host_fails_fast_with_ssh_s_message() {
     }
     assert!(matches!(
         hosts.engine("elsewhere").await,
-        Err(Error::NotFound { kind: "host", .. })
+        Err(Error::UnknownHost { .. })
     ));
 }
 

@@ -819,11 +819,7 @@ impl Engine {
 
     fn gone(&self, running: &Running) -> Error {
         self.commands(|commands| commands.by_id.remove(&running.nonce));
-        Error::not_found(
-            "pane",
-            running.pane.to_string(),
-            "the pane closed while the command ran; call list_panes",
-        )
+        Error::PaneClosed { pane: running.pane }
     }
 
     /// The pane's shell, if the pane shows a shell waiting at its prompt.
