@@ -37,7 +37,8 @@
 //! - `shell`: the `run_command` driver (typing, following, the foreground
 //!   check); its sans-IO part (wrappers, markers, echo rules, wrapper hiding)
 //!   is the `termpilot-shell` crate, whose `echo` and `Shell` are re-exported
-//!   here.
+//!   here. A command's [`CommandReport`] says how it ended in one
+//!   [`CommandEnd`].
 //! - `tests` (test builds): the core above against a fake tmux over in-memory
 //!   pipes, playing recorded control-mode transcripts (`src/tests/fixtures`)
 //!   or a model of a tmux server; no tmux needed.
@@ -95,7 +96,7 @@ pub use ops::{
     SessionInfo, Split, SplitDirection,
 };
 pub use secret_delivery::Recipients;
-pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
+pub use shell::{CommandEnd, CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
 pub use styled::StyledCapture;
 pub use termpilot_control::{PaneId, SessionId, TargetKind, WindowId};
 pub use termpilot_journal::{Needle, Redaction, Redactor};
