@@ -52,7 +52,9 @@ pub enum TargetKind {
 }
 
 impl TargetKind {
-    fn noun(self) -> &'static str {
+    /// What the target names, as a word for messages: "pane", "window" or
+    /// "session" (a new window's target names a session).
+    pub fn noun(self) -> &'static str {
         match self {
             TargetKind::Pane => "pane",
             TargetKind::Window => "window",
@@ -81,6 +83,12 @@ impl TargetKind {
                  (see list_sessions), optionally with the new window's index, such as \"work:5\""
             }
         }
+    }
+}
+
+impl fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.noun())
     }
 }
 

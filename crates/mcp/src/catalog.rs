@@ -72,10 +72,6 @@ pub(crate) enum Effect {
     Runs,
 }
 
-/// The hint of a tool's not-found error for a session or window target, as
-/// most tools give it.
-pub(crate) const MISSING_HINT: &str = "call list_sessions or list_panes without arguments";
-
 /// One tool: everything published about it, and what it does.
 pub(crate) trait Tool {
     /// The name clients call it by.
@@ -88,9 +84,6 @@ pub(crate) trait Tool {
     const TOOLSET: Toolset;
     /// How it affects the world.
     const EFFECT: Effect;
-    /// The hint of its not-found error for a session or window target (see
-    /// [`Scope`]); a pane target's hint is the same for every tool.
-    const MISSING_HINT: &'static str = MISSING_HINT;
     /// Its arguments; their doc comments and bounds make the input schema.
     type Params: DeserializeOwned + JsonSchema + Send;
     /// Its structured result; its doc comments make the output schema.
@@ -145,7 +138,6 @@ pub(crate) struct Spec {
     description: &'static str,
     pub(crate) toolset: Toolset,
     effect: Effect,
-    pub(crate) missing_hint: &'static str,
     input: fn() -> Arc<JsonObject>,
     output: fn() -> Arc<JsonObject>,
     pub(crate) handler: Handler,
@@ -162,7 +154,6 @@ const fn spec<T: Tool>() -> Spec {
         description: T::DESCRIPTION,
         toolset: T::TOOLSET,
         effect: T::EFFECT,
-        missing_hint: T::MISSING_HINT,
         input: input::<T::Params>,
         output: output::<T::Output>,
         handler: handle::<T>,

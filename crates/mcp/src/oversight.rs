@@ -10,6 +10,7 @@ use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use serde_json::Value;
+use termpilot_control::TargetKind;
 use termpilot_tmux::gate::Permit;
 
 use crate::approval::{self, Confirm};
@@ -32,15 +33,15 @@ pub struct Oversight {
 }
 
 /// Argument fields naming a target, and what kind of target.
-const TARGET_FIELDS: [(&str, &str); 3] = [
-    ("pane", "pane"),
-    ("window", "window"),
-    ("session", "session"),
+const TARGET_FIELDS: [(&str, TargetKind); 3] = [
+    ("pane", TargetKind::Pane),
+    ("window", TargetKind::Window),
+    ("session", TargetKind::Session),
 ];
 
 /// The targets a call names: its own, and (`with_items`) its operations' or
 /// steps'.
-fn targets(arguments: &Value, with_items: bool) -> Vec<(&'static str, String)> {
+fn targets(arguments: &Value, with_items: bool) -> Vec<(TargetKind, String)> {
     let mut items = vec![arguments];
     for list in ["operations", "steps"].into_iter().filter(|_| with_items) {
         if let Some(more) = arguments.get(list).and_then(Value::as_array) {
@@ -76,10 +77,7 @@ pub(crate) async fn admit(
         // (a pane outside fails its operation, as a missing one does).
         for (kind, target) in targets(arguments, false) {
             let on = crate::address::on(server, &target).await?;
-            oversight
-                .scope
-                .check(&on.engine, tool, kind, on.target)
-                .await?;
+            oversight.scope.check(&on.engine, kind, on.target).await?;
         }
     }
     let permit = oversight.confirm.permit();
@@ -254,22 +252,25 @@ mod tests {
     #[test]
     fn targets_of_calls_and_batches() {
         let args = json!({"pane": "%1"});
-        let owned = |v: Vec<(&'static str, &str)>| -> Vec<(&'static str, String)> {
+        let owned = |v: Vec<(TargetKind, &str)>| -> Vec<(TargetKind, String)> {
             v.into_iter().map(|(k, t)| (k, t.to_owned())).collect()
         };
-        assert_eq!(targets(&args, true), owned(vec![("pane", "%1")]));
+        assert_eq!(targets(&args, true), owned(vec![(TargetKind::Pane, "%1")]));
         let args = json!({"session": "work", "window": "work:1"});
         assert_eq!(
             targets(&args, true),
-            owned(vec![("window", "work:1"), ("session", "work")])
+            owned(vec![
+                (TargetKind::Window, "work:1"),
+                (TargetKind::Session, "work")
+            ])
         );
         let args = json!({"steps": [{"op": "capture_pane", "pane": "%2"}, {"op": "wait_for_idle", "pane": "w:0"}]});
         assert_eq!(
             targets(&args, true),
-            owned(vec![("pane", "%2"), ("pane", "w:0")])
+            owned(vec![(TargetKind::Pane, "%2"), (TargetKind::Pane, "w:0")])
         );
         let args = json!({"operations": [{"pane": "%3", "text": "x"}]});
-        assert_eq!(targets(&args, true), owned(vec![("pane", "%3")]));
+        assert_eq!(targets(&args, true), owned(vec![(TargetKind::Pane, "%3")]));
         assert!(targets(&json!({}), true).is_empty());
     }
 

@@ -4,18 +4,11 @@
 //! names nothing, so the names of other sessions do not leak; listings leave
 //! them out.
 
-use termpilot_control::{PaneTarget, SessionTarget, WindowTarget};
+use termpilot_control::{PaneTarget, SessionTarget, TargetKind, WindowTarget};
 use termpilot_tmux::{Engine, Error, PaneId, PaneInfo, PaneScope};
 
 use crate::address::{self, Target};
 use crate::error::{ToolError, ToolResult};
-
-/// What the engine tells a caller whose target names a session that does
-/// not exist.
-const SESSION_HINT: &str = "call list_sessions to see the sessions";
-
-/// What the engine tells a caller whose pane target names nothing.
-const PANE_HINT: &str = "call list_panes to see the panes";
 
 /// Session name patterns; empty allows every session.
 #[derive(Debug, Clone, Default)]
@@ -40,16 +33,15 @@ impl Scope {
         self.is_open() || self.globs.iter().any(|g| glob_match(g, session))
     }
 
-    /// Refuses a target outside the scope with the error `tool` gives a
-    /// target that names nothing. `kind` is "pane", "window" or "session"
-    /// (a session, or where a new window goes: `work:5`, `$1:2`). Every form
-    /// is resolved to its session first; a target that cannot be resolved
-    /// is refused the same way, so the error never names another session.
+    /// Refuses a target outside the scope with the engine's error for a
+    /// target that names nothing. A session `kind` also covers where a new
+    /// window goes (`work:5`, `$1:2`). Every form is resolved to its session
+    /// first; a target that cannot be resolved is refused the same way, so
+    /// the error never names another session.
     pub(crate) async fn check(
         &self,
         engine: &Engine,
-        tool: &str,
-        kind: &str,
+        kind: TargetKind,
         target: &str,
     ) -> ToolResult<()> {
         if self.is_open() {
@@ -60,22 +52,29 @@ impl Scope {
         }
         match self.panes_of(engine, kind, target).await {
             Some(panes) if panes.iter().all(|p| self.allows(&p.session_name)) => Ok(()),
-            _ => Err(not_found(tool, kind, target).into()),
+            _ => Err(Error::not_found(kind, target).into()),
         }
     }
 
     /// The panes a target names, resolved as the engine resolves it; `None`
     /// when it names nothing (or the server cannot be asked).
-    async fn panes_of(&self, engine: &Engine, kind: &str, target: &str) -> Option<Vec<PaneInfo>> {
+    async fn panes_of(
+        &self,
+        engine: &Engine,
+        kind: TargetKind,
+        target: &str,
+    ) -> Option<Vec<PaneInfo>> {
         let scope = match kind {
-            "pane" => {
+            TargetKind::Pane => {
                 let pane = address::any_pane(engine, target).await.ok()?;
                 let all = engine.list_panes(&PaneScope::All).await.ok()?;
                 let found: Vec<PaneInfo> = all.into_iter().filter(|p| p.id == pane).collect();
                 return (!found.is_empty()).then_some(found);
             }
-            "window" => PaneScope::Window(address::window_target(target).ok()?.text.into()),
-            _ => {
+            TargetKind::Window => {
+                PaneScope::Window(address::window_target(target).ok()?.text.into())
+            }
+            TargetKind::Session | TargetKind::NewWindow => {
                 let slot = address::window_slot(target).ok()?.parsed;
                 PaneScope::Session(slot.session.to_string())
             }
@@ -100,25 +99,25 @@ impl Scope {
         }
         let panes = engine.list_panes(&PaneScope::All).await?;
         match panes.iter().find(|p| p.id == pane) {
-            Some(info) if !self.allows(&info.session_name) => Err(Error::NotFound {
-                kind: "pane",
-                target: target.text.to_owned(),
-                hint: PANE_HINT,
-            }),
+            Some(info) if !self.allows(&info.session_name) => {
+                Err(Error::not_found(TargetKind::Pane, target.text))
+            }
             _ => Ok(pane),
         }
     }
 
     /// The engine's error for a session name that does not exist, when
     /// `target` (of this kind) names an out-of-scope session by name.
-    fn hidden_name(&self, kind: &str, target: &str) -> Option<Error> {
+    fn hidden_name(&self, kind: TargetKind, target: &str) -> Option<Error> {
         let session = match kind {
-            "pane" => pane_session(&address::pane_target(target).ok()?.parsed)?.clone(),
-            "window" => match address::window_target(target).ok()?.parsed {
+            TargetKind::Pane => pane_session(&address::pane_target(target).ok()?.parsed)?.clone(),
+            TargetKind::Window => match address::window_target(target).ok()?.parsed {
                 WindowTarget::In { session, .. } => session,
                 WindowTarget::Id(_) => return None,
             },
-            _ => address::window_slot(target).ok()?.parsed.session,
+            TargetKind::Session | TargetKind::NewWindow => {
+                address::window_slot(target).ok()?.parsed.session
+            }
         };
         self.hidden_session(Some(&session))
     }
@@ -132,11 +131,7 @@ impl Scope {
         let Some(SessionTarget::Name(name)) = session else {
             return None;
         };
-        (!self.allows(name.as_str())).then(|| Error::NotFound {
-            kind: "session",
-            target: name.to_string(),
-            hint: SESSION_HINT,
-        })
+        (!self.allows(name.as_str())).then(|| Error::not_found(TargetKind::Session, name.as_str()))
     }
 
     /// Refuses to create a session whose name is outside the scope.
@@ -161,26 +156,6 @@ fn pane_session(target: &PaneTarget) -> Option<&SessionTarget> {
     match target {
         PaneTarget::In { session, .. } => Some(session),
         PaneTarget::Id(_) => None,
-    }
-}
-
-/// The engine's own error, as `tool` reports it, for a target that names
-/// nothing.
-fn not_found(tool: &str, kind: &str, target: &str) -> Error {
-    let kind = match kind {
-        "pane" => "pane",
-        "window" => "window",
-        _ => "session",
-    };
-    let hint = match crate::catalog::find(tool) {
-        _ if kind == "pane" => PANE_HINT,
-        Some(spec) => spec.missing_hint,
-        None => crate::catalog::MISSING_HINT,
-    };
-    Error::NotFound {
-        kind,
-        target: target.to_owned(),
-        hint,
     }
 }
 
@@ -287,29 +262,33 @@ mod tests {
     }
 
     #[test]
-    fn out_of_scope_reads_as_not_found() {
-        assert_eq!(
-            not_found("capture_pane", "pane", "%4").to_string(),
-            "pane %4 not found; call list_panes to see the panes"
-        );
-    }
-
-    #[test]
     fn a_target_naming_an_outside_session_reads_as_a_missing_session() {
         let scope = Scope::new(vec!["agent-*".to_owned()]);
         let hidden = |kind, target| scope.hidden_name(kind, target).map(|e| e.to_string());
         let missing = "session private not found; call list_sessions to see the sessions";
-        assert_eq!(hidden("pane", "private:0.0").as_deref(), Some(missing));
-        assert_eq!(hidden("window", "private:1").as_deref(), Some(missing));
-        assert_eq!(hidden("session", "private").as_deref(), Some(missing));
+        assert_eq!(
+            hidden(TargetKind::Pane, "private:0.0").as_deref(),
+            Some(missing)
+        );
+        assert_eq!(
+            hidden(TargetKind::Window, "private:1").as_deref(),
+            Some(missing)
+        );
+        assert_eq!(
+            hidden(TargetKind::Session, "private").as_deref(),
+            Some(missing)
+        );
         // Where a new window goes names its session too.
-        assert_eq!(hidden("session", "private:7").as_deref(), Some(missing));
-        assert_eq!(hidden("pane", "agent-1:0.0"), None);
+        assert_eq!(
+            hidden(TargetKind::Session, "private:7").as_deref(),
+            Some(missing)
+        );
+        assert_eq!(hidden(TargetKind::Pane, "agent-1:0.0"), None);
         // Ids are checked against the pane list instead.
-        assert_eq!(hidden("pane", "%3"), None);
+        assert_eq!(hidden(TargetKind::Pane, "%3"), None);
         assert_eq!(
             Scope::default()
-                .hidden_name("pane", "private:0.0")
+                .hidden_name(TargetKind::Pane, "private:0.0")
                 .map(|_| ()),
             None
         );

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use termpilot_control::{Command, PaneId, Reply, SessionId};
+use termpilot_control::{Command, PaneId, Reply, SessionId, TargetKind};
 use tokio::sync::watch;
 
 use crate::client::{self, Answer, Call, ClientHandle, Role};
@@ -751,7 +751,7 @@ pub(crate) fn ok_reply(answer: Answer) -> Result<Reply> {
 /// A not-found error reported for the pane target `target` as the caller
 /// wrote it; any other error as it is.
 pub(crate) fn not_found_pane(error: Error, target: &str) -> Error {
-    error.not_found_as("pane", target, "call list_panes to see the panes")
+    error.not_found_as(TargetKind::Pane, target)
 }
 
 /// Background task: attaches clients to new sessions when tmux says the

@@ -1,6 +1,6 @@
 //! The engine's error type.
 
-use termpilot_control::PaneId;
+use termpilot_control::{PaneId, TargetKind};
 use termpilot_journal::Cursor;
 
 use crate::batch::CursorRef;
@@ -61,15 +61,28 @@ pub enum Error {
         /// tmux's own message.
         message: String,
     },
-    /// A target did not name an existing pane, window or session.
-    #[error("{kind} {target} not found; {hint}")]
+    /// A target did not name an existing pane, window or session. The
+    /// message ends with what to call to find a valid one, chosen by `kind`
+    /// alone, so every path to a missing target words it the same way (the
+    /// MCP scope check relies on that to hide other sessions).
+    #[error("{kind} {target} not found; {}", missing_hint(*kind))]
     NotFound {
-        /// "pane", "window" or "session".
-        kind: &'static str,
+        /// What the target was meant to name.
+        kind: TargetKind,
         /// The target as the caller wrote it.
         target: String,
-        /// What to call to find a valid one.
-        hint: &'static str,
+    },
+    /// A host name that is not among the configured hosts.
+    #[error("host {name} not found; the hosts are local and those given with --host")]
+    UnknownHost {
+        /// The name as the caller wrote it.
+        name: String,
+    },
+    /// The pane a command ran in closed before the command finished.
+    #[error("pane {pane} not found; the pane closed while the command ran; call list_panes")]
+    PaneClosed {
+        /// The pane.
+        pane: PaneId,
     },
     /// The caller asked for something about the pane termpilot itself runs in.
     #[error("refusing to {action} pane {pane}: termpilot itself is running in it")]
@@ -162,43 +175,42 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// A target that names no existing `kind` ("pane", "window",
-    /// "session", "host"); `hint` says what to call to find a valid one.
-    pub(crate) fn not_found(
-        kind: &'static str,
-        target: impl Into<String>,
-        hint: &'static str,
-    ) -> Self {
+    /// A target that names no existing `kind`.
+    pub fn not_found(kind: TargetKind, target: impl Into<String>) -> Self {
         Error::NotFound {
             kind,
             target: target.into(),
-            hint,
         }
     }
 
     /// A pane target that names no pane.
     pub(crate) fn pane_not_found(target: impl Into<String>) -> Self {
-        Self::not_found("pane", target, "call list_panes to see the panes")
+        Self::not_found(TargetKind::Pane, target)
     }
 
     /// A session target that names no session.
     pub(crate) fn session_not_found(target: impl Into<String>) -> Self {
-        Self::not_found("session", target, "call list_sessions to see the sessions")
+        Self::not_found(TargetKind::Session, target)
     }
 
     /// This error with a not-found error reported as `kind` `target`, the
     /// target as the caller wrote it (tmux names the target it was given,
     /// which may be a pinned id); any other error as it is.
-    pub(crate) fn not_found_as(
-        self,
-        kind: &'static str,
-        target: impl Into<String>,
-        hint: &'static str,
-    ) -> Self {
+    pub(crate) fn not_found_as(self, kind: TargetKind, target: impl Into<String>) -> Self {
         match self {
-            Error::NotFound { .. } => Self::not_found(kind, target, hint),
+            Error::NotFound { .. } => Self::not_found(kind, target),
             other => other,
         }
+    }
+}
+
+/// What to call to find a valid target of `kind`: the one hint every
+/// not-found error of that kind gives.
+fn missing_hint(kind: TargetKind) -> &'static str {
+    match kind {
+        TargetKind::Pane => "call list_panes to see the panes",
+        TargetKind::Window => "call list_panes to see the windows",
+        TargetKind::Session | TargetKind::NewWindow => "call list_sessions to see the sessions",
     }
 }
 
@@ -206,14 +218,10 @@ impl Error {
 /// pane/window/session: T" is [`Error::NotFound`] (for the target T tmux
 /// names), anything else [`Error::Command`] naming the command.
 pub(crate) fn classify(command: &'static str, message: String) -> Error {
-    for kind in ["pane", "window", "session"] {
+    for kind in [TargetKind::Pane, TargetKind::Window, TargetKind::Session] {
         if let Some((_, rest)) = message.split_once(&format!("can't find {kind}")) {
             let target = rest.trim_start_matches(':').trim();
-            return match kind {
-                "pane" => Error::pane_not_found(target),
-                "session" => Error::session_not_found(target),
-                _ => Error::not_found("window", target, "call list_panes to see the windows"),
-            };
+            return Error::not_found(kind, target);
         }
     }
     Error::Command {
@@ -285,7 +293,7 @@ mod tests {
     fn tmux_not_found_messages_become_not_found_errors() {
         let pane = classify("send-keys", "can't find pane: %99".into());
         assert!(
-            matches!(&pane, Error::NotFound { kind: "pane", target, .. } if target == "%99"),
+            matches!(&pane, Error::NotFound { kind: TargetKind::Pane, target, .. } if target == "%99"),
             "{pane:?}"
         );
         assert_eq!(
@@ -294,12 +302,12 @@ mod tests {
         );
         let window = classify("list-panes", "can't find window: 7".into());
         assert!(
-            matches!(&window, Error::NotFound { kind: "window", target, .. } if target == "7"),
+            matches!(&window, Error::NotFound { kind: TargetKind::Window, target, .. } if target == "7"),
             "{window:?}"
         );
         let session = classify("new-window", "can't find session: $4".into());
         assert!(
-            matches!(&session, Error::NotFound { kind: "session", target, .. } if target == "$4"),
+            matches!(&session, Error::NotFound { kind: TargetKind::Session, target, .. } if target == "$4"),
             "{session:?}"
         );
     }
@@ -322,16 +330,14 @@ mod tests {
 
     #[test]
     fn a_not_found_error_takes_the_callers_target() {
-        let error = classify("kill-pane", "can't find pane: %9".into()).not_found_as(
-            "window",
-            "main:2",
-            "call list_panes",
-        );
+        let error = classify("kill-pane", "can't find pane: %9".into())
+            .not_found_as(TargetKind::Window, "main:2");
         assert_eq!(
             error.to_string(),
-            "window main:2 not found; call list_panes"
+            "window main:2 not found; call list_panes to see the windows"
         );
-        let other = classify("kill-pane", "server exited".into()).not_found_as("pane", "%1", "x");
+        let other =
+            classify("kill-pane", "server exited".into()).not_found_as(TargetKind::Pane, "%1");
         assert!(matches!(other, Error::Command { .. }), "{other:?}");
     }
 }

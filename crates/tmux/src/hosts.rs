@@ -241,13 +241,8 @@ impl Hosts {
     /// The engine of host `name`, connecting it on first use. A host that
     /// cannot be reached fails this call only: the next one tries again.
     pub async fn engine(&self, name: &str) -> Result<Engine> {
-        let host = self.hosts.get(name).ok_or_else(|| {
-            Error::not_found(
-                "host",
-                name,
-                "the hosts are local and those given with --host",
-            )
-        })?;
+        let host =
+            (self.hosts.get(name)).ok_or_else(|| Error::UnknownHost { name: name.into() })?;
         let engine = host
             .engine
             .get_or_try_init(|| {

@@ -43,12 +43,15 @@
 //!   [`child_env`]: the variables (`env:` secrets) no child inherits.
 //! - `procfs`: a pane's processes and terminal mode, read where the pane
 //!   runs (`/proc` here, or one dump taken on its host).
+//! - `error`: the engine's one [`Error`] enum, its variants carrying typed
+//!   context; a missing target's hint is chosen by its [`TargetKind`].
 //! - `targets`: caller target strings to panes, windows and sessions; name checks.
 //! - `shell`: the `run_command` driver (typing, following, the foreground
 //!   check); its sans-IO part (wrappers, markers, echo rules and echo
 //!   scanning, wrapper hiding, the follower's verdicts) is the
 //!   `termpilot-shell` crate, whose `echo`, `Shell` and `NotRun` are
-//!   re-exported here.
+//!   re-exported here. A command's [`CommandReport`] says how it ended in
+//!   one [`CommandEnd`].
 //! - `tests` (test builds): the core above against a fake tmux over in-memory
 //!   pipes, playing recorded control-mode transcripts (`src/tests/fixtures`)
 //!   or a model of a tmux server; no tmux needed.
@@ -106,9 +109,9 @@ pub use ops::{
     SessionInfo, Split, SplitDirection,
 };
 pub use secret_delivery::Recipients;
-pub use shell::{CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
+pub use shell::{CommandEnd, CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
 pub use styled::StyledCapture;
-pub use termpilot_control::{PaneId, SessionId, WindowId};
+pub use termpilot_control::{PaneId, SessionId, TargetKind, WindowId};
 pub use termpilot_journal::{Needle, Redaction, Redactor};
 pub use termpilot_keys::Key;
 pub use termpilot_shell::echo;

@@ -4,8 +4,8 @@ use std::borrow::Cow;
 use std::ffi::OsString;
 
 use termpilot_control::{
-    Command, NameKind, PaneId, Reply, SessionId, SessionTarget, WindowId, WindowSlot, WindowTarget,
-    escape_format,
+    Command, NameKind, PaneId, Reply, SessionId, SessionTarget, TargetKind, WindowId, WindowSlot,
+    WindowTarget, escape_format,
 };
 use termpilot_keys::Key;
 
@@ -233,12 +233,6 @@ impl Capture {
 /// takes the cursor from before it was sent (see `Engine::run_for_pane`).
 const INPUT_REPLY_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// What to call when a session or window given to `list_panes` is missing.
-const SCOPE_HINT: &str = "call list_sessions or list_panes without arguments";
-
-/// What to call when the target of a kill is missing.
-const DOOMED_HINT: &str = "call list_sessions or list_panes to see what exists";
-
 tmux_format! {
     /// A line of `list-sessions`.
     struct SessionRow {
@@ -377,8 +371,8 @@ impl Engine {
         };
         let reply = self.command(command).await.map_err(|e| match scope {
             PaneScope::All => e,
-            PaneScope::Session(t) => e.not_found_as("session", t, SCOPE_HINT),
-            PaneScope::Window(t) => e.not_found_as("window", t, SCOPE_HINT),
+            PaneScope::Session(t) => e.not_found_as(TargetKind::Session, t),
+            PaneScope::Window(t) => e.not_found_as(TargetKind::Window, t),
         })?;
         let rows = PaneRow::parse_all("list-panes", &reply)?;
         Ok(rows.into_iter().map(PaneInfo::from).collect())
@@ -453,13 +447,10 @@ impl Engine {
             command = command.opt("-n", name.to_format());
         }
         command = with_spawn_options(command, &options.cwd, &options.env, &options.command);
-        let reply = self.command(command).await.map_err(|e| {
-            e.not_found_as(
-                "session",
-                &options.target,
-                "call list_sessions to see the sessions",
-            )
-        })?;
+        let reply = self
+            .command(command)
+            .await
+            .map_err(|e| e.not_found_as(TargetKind::NewWindow, &options.target))?;
         let (made, stored) = created(&reply.text())?;
         if let Some(name) = name.filter(|name| name.as_str() != stored) {
             self.kill_window(&made.window.to_string()).await?;
@@ -508,7 +499,7 @@ impl Engine {
             .flag("-s")
             .opt("-t", session.tmux())
             .opt("-F", PlaceRow::FORMAT);
-        let killed = self.doomed(listing, target, "session").await?;
+        let killed = self.doomed(listing, target, TargetKind::Session).await?;
         self.refuse_own(&killed, "kill")?;
         self.command(Command::new("kill-session").opt("-t", killed.session.to_string()))
             .await?;
@@ -525,7 +516,7 @@ impl Engine {
         let listing = Command::new("list-panes")
             .opt("-t", window.tmux())
             .opt("-F", PlaceRow::FORMAT);
-        let killed = self.doomed(listing, target, "window").await?;
+        let killed = self.doomed(listing, target, TargetKind::Window).await?;
         self.refuse_own(&killed, "kill")?;
         let window = killed
             .windows
@@ -763,11 +754,11 @@ impl Engine {
         Ok(cursor.unwrap_or(before))
     }
 
-    async fn doomed(&self, listing: Command, target: &str, kind: &'static str) -> Result<Killed> {
+    async fn doomed(&self, listing: Command, target: &str, kind: TargetKind) -> Result<Killed> {
         let reply = self
             .command(listing)
             .await
-            .map_err(|e| e.not_found_as(kind, target, DOOMED_HINT))?;
+            .map_err(|e| e.not_found_as(kind, target))?;
         let mut killed = Killed {
             session: SessionId(0),
             windows: Vec::new(),
@@ -781,7 +772,7 @@ impl Engine {
             killed.panes.push(row.pane);
         }
         if killed.panes.is_empty() {
-            return Err(Error::not_found(kind, target, DOOMED_HINT));
+            return Err(Error::not_found(kind, target));
         }
         Ok(killed)
     }

@@ -25,7 +25,7 @@
 use std::sync::Weak;
 use std::time::Duration;
 
-use termpilot_control::{Command, PaneId, SessionId, WindowId};
+use termpilot_control::{Command, PaneId, SessionId, TargetKind, WindowId};
 use tokio::runtime::RuntimeFlavor;
 use tokio::sync::watch;
 
@@ -208,13 +208,10 @@ impl Person {
         let engine = Engine::connect(config).await?;
         let pane = engine.resolve_pane(target).await?;
         let panes = engine.list_panes(&PaneScope::All).await?;
-        let info = panes.iter().find(|info| info.id == pane).ok_or_else(|| {
-            Error::not_found(
-                "pane",
-                target,
-                "termpilot's list_panes, or `tmux list-panes -a`, shows the panes",
-            )
-        })?;
+        let info = panes
+            .iter()
+            .find(|info| info.id == pane)
+            .ok_or_else(|| Error::not_found(TargetKind::Pane, target))?;
         Ok(Person {
             pane,
             session: info.session,

@@ -6,7 +6,9 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, shell_installed, shell_pane, temp_path, wait_for_journal};
-use termpilot_tmux::{Cursor, Engine, Input, Needle, Outcome, PaneId, TextWait, WaitReport};
+use termpilot_tmux::{
+    CommandEnd, Cursor, Engine, Input, Needle, Outcome, PaneId, TextWait, WaitReport,
+};
 
 const SETTLE: Duration = Duration::from_millis(300);
 
@@ -265,18 +267,20 @@ async fn run_command_returns_when_its_command_asks() {
         asked.elapsed.as_secs_f64() * 1000.0,
         SETTLE.as_millis()
     );
-    let input = asked.input.expect("the command waits for a password");
+    let input = asked
+        .input()
+        .cloned()
+        .expect("the command waits for a password");
     assert!(input.secret);
-    assert_eq!(asked.exit_code, None);
-    assert!(!asked.interrupted);
+    assert_eq!(asked.exit_code(), None);
     type_line(&engine, pane, "hunter2").await;
     let done = engine
         .wait_for_command_or_input(&asked.id, LIMIT, SETTLE)
         .await
         .unwrap();
-    assert_eq!(done.exit_code, Some(0));
+    assert_eq!(done.exit_code(), Some(0));
     assert!(done.output.contains("got-7"), "{done:?}");
-    assert!(done.input.is_none());
+    assert!(done.input().is_none());
 }
 
 #[tokio::test]
@@ -288,7 +292,7 @@ async fn run_command_is_not_typed_into_a_waiting_read() {
         .run_command_or_input(pane, "read -p 'Q? ' a; echo got-$a", LIMIT, SETTLE)
         .await
         .unwrap();
-    assert!(asked.input.is_some());
+    assert!(asked.input().is_some());
     let refused = engine
         .run_command(pane, "echo second", Duration::from_secs(3))
         .await;
@@ -308,9 +312,9 @@ async fn run_command_of_a_quiet_command_still_completes() {
         .run_command_or_input(pane, "sleep 1; echo slept", LIMIT, SETTLE)
         .await
         .unwrap();
-    assert_eq!(done.exit_code, Some(0));
+    assert_eq!(done.exit_code(), Some(0));
     assert_eq!(done.output, "slept");
-    assert!(done.input.is_none());
+    assert!(done.input().is_none());
 }
 
 #[tokio::test]
@@ -322,11 +326,11 @@ async fn run_command_read_in_plain_sh() {
         .run_command_or_input(pane, "printf 'Answer: '; read answer", LIMIT, SETTLE)
         .await
         .unwrap();
-    let input = asked.input.expect("sh's read waits");
+    let input = asked.input().cloned().expect("sh's read waits");
     assert!(input.line_mode && !input.secret);
     type_line(&engine, pane, "yes").await;
     let done = engine.wait_for_command(&asked.id, LIMIT).await.unwrap();
-    assert_eq!(done.exit_code, Some(0));
+    assert_eq!(done.exit_code(), Some(0));
 }
 
 /// run_command of a `read` that edits its line itself (raw mode, as the
@@ -339,18 +343,18 @@ async fn run_command_edited_read(shell: &str, command: &str) -> termpilot_tmux::
         .run_command_or_input(pane, command, LIMIT, SETTLE)
         .await
         .unwrap();
-    let input = asked.input.expect("the read waits");
+    let input = asked.input().cloned().expect("the read waits");
     assert!(!input.line_mode && !input.secret, "{shell}: {input:?}");
     assert_eq!(input.program, shell);
-    assert_eq!(asked.exit_code, None);
+    assert_eq!(asked.exit_code(), None);
     type_line(&engine, pane, "ada").await;
     let done = engine
         .wait_for_command_or_input(&asked.id, LIMIT, SETTLE)
         .await
         .unwrap();
-    assert_eq!(done.exit_code, Some(0), "{shell}: {done:?}");
+    assert_eq!(done.exit_code(), Some(0), "{shell}: {done:?}");
     assert!(done.output.ends_with("got-ada"), "{shell}: {done:?}");
-    assert!(done.input.is_none());
+    assert!(done.input().is_none());
     input
 }
 
@@ -380,7 +384,7 @@ async fn a_command_interrupted_while_followed_is_not_input() {
         .run_command_or_input(pane, "echo before; sleep 30", short, SETTLE)
         .await
         .unwrap();
-    assert_eq!((started.exit_code, &started.input), (None, &None));
+    assert_eq!(started.end, CommandEnd::Running);
     let follower = {
         let (engine, id) = (engine.clone(), started.id.clone());
         tokio::spawn(async move { engine.wait_for_command_or_input(&id, LIMIT, SETTLE).await })
@@ -392,7 +396,7 @@ async fn a_command_interrupted_while_followed_is_not_input() {
     };
     engine.send_input(pane, &interrupt).await.unwrap();
     let ended = follower.await.unwrap().unwrap();
-    assert!(ended.interrupted && ended.input.is_none(), "{ended:?}");
+    assert_eq!(ended.end, CommandEnd::Interrupted, "{ended:?}");
 }
 
 #[tokio::test]

@@ -5,7 +5,9 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, eventually, temp_path, wait_for_journal};
-use termpilot_tmux::{BatchOp, Engine, Error, Input, Keystrokes, NewSession, OpStatus, PaneId};
+use termpilot_tmux::{
+    BatchOp, Engine, Error, Input, Keystrokes, NewSession, OpStatus, PaneId, TargetKind,
+};
 use tokio_util::sync::CancellationToken;
 
 async fn connect(tmux: &TestTmux) -> Engine {
@@ -232,9 +234,8 @@ async fn a_target_that_named_no_pane_fails_in_its_place() {
         let (pane, out) = sink(&engine, None).await;
         let unresolved = BatchOp {
             pane: Err(Error::NotFound {
-                kind: "pane",
+                kind: TargetKind::Pane,
                 target: "nowhere:1.0".into(),
-                hint: "call list_panes to see the panes",
             }),
             ..typed(pane, "lost")
         };

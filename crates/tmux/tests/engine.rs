@@ -7,7 +7,7 @@ use std::time::Duration;
 use support::{TestTmux, eventually, raw_sink, read_sink, wait_for_journal};
 use termpilot_tmux::{
     Engine, Error, HostPane, Input, NewSession, NewWindow, PaneId, PaneScope, Scrollback, Split,
-    SplitDirection,
+    SplitDirection, TargetKind,
 };
 
 use support::LIMIT;
@@ -254,7 +254,7 @@ fn assert_no_session(err: &Error) {
         matches!(
             err,
             Error::NotFound {
-                kind: "session",
+                kind: TargetKind::Session,
                 ..
             }
         ),
@@ -270,7 +270,16 @@ async fn missing_targets_are_clear_errors() {
         .send_input(PaneId(9999), &text("x"))
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::NotFound { kind: "pane", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::NotFound {
+                kind: TargetKind::Pane,
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("list_panes"), "{err}");
     let err = engine.resolve_pane("nosuch:1.0").await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");

@@ -6,7 +6,7 @@ mod support;
 
 use support::{LIMIT, TestTmux};
 use termpilot_tmux::person::Person;
-use termpilot_tmux::{Engine, Error, Input, PaneId};
+use termpilot_tmux::{Engine, Error, Input, PaneId, TargetKind};
 
 fn typed(text: &str) -> Input {
     Input {
@@ -115,7 +115,13 @@ async fn a_person_never_starts_a_server_and_needs_an_existing_pane() {
     let (_agent, _pane) = agent_and_pane(&tmux).await;
     let missing = Person::connect(tmux.config(), "%99", "a person".into()).await;
     assert!(
-        matches!(&missing, Err(Error::NotFound { kind: "pane", .. })),
+        matches!(
+            &missing,
+            Err(Error::NotFound {
+                kind: TargetKind::Pane,
+                ..
+            })
+        ),
         "{missing:?}"
     );
     let relative = Person::connect(tmux.config(), "main:^", "a person".into()).await;

@@ -6,7 +6,9 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, shell_installed, shell_pane};
-use termpilot_tmux::{ChannelOutcome, Engine, EngineConfig, Error, Input, NewSession, NotRun};
+use termpilot_tmux::{
+    ChannelOutcome, CommandEnd, Engine, EngineConfig, Error, Input, NewSession, NotRun,
+};
 
 async fn connect(tmux: &TestTmux) -> Engine {
     Engine::connect(tmux.config()).await.expect("connect")
@@ -21,17 +23,17 @@ async fn check_shell(shell: &str) {
         async move { engine.run_command(pane, command, LIMIT).await.unwrap() }
     };
     let cd = run("cd /tmp").await;
-    assert_eq!(cd.exit_code, Some(0), "{shell}: {cd:?}");
+    assert_eq!(cd.exit_code(), Some(0), "{shell}: {cd:?}");
     let pwd = run("pwd").await;
     assert_eq!(pwd.output, "/tmp", "{shell}: cd persists");
     let failed = run("echo before-failing; sh -c 'exit 3'").await;
-    assert_eq!(failed.exit_code, Some(3), "{shell}");
+    assert_eq!(failed.exit_code(), Some(3), "{shell}");
     assert_eq!(
         failed.output, "before-failing",
         "{shell}: only the command's own output"
     );
     let exported = run("export TP_VALUE=kept").await;
-    assert_eq!(exported.exit_code, Some(0));
+    assert_eq!(exported.exit_code(), Some(0));
     assert_eq!(
         run("echo $TP_VALUE").await.output,
         "kept",
@@ -40,11 +42,11 @@ async fn check_shell(shell: &str) {
     // A line the shell cannot parse ends at once, with the shell's message.
     let broken = run("echo )").await;
     assert_eq!(
-        broken.not_run,
-        Some(NotRun::SyntaxError),
+        broken.end,
+        CommandEnd::NotRun(NotRun::SyntaxError),
         "{shell}: {broken:?}"
     );
-    assert_eq!(broken.exit_code, None, "{shell}");
+    assert_eq!(broken.exit_code(), None, "{shell}");
     // fish names the wrapper's unbalanced block rather than the `)`.
     let named = shell == "fish" || broken.output.contains(')');
     assert!(
@@ -54,7 +56,10 @@ async fn check_shell(shell: &str) {
     // An unfinished line: the shell is given its prompt back either way
     // (bash sees the wrapper's own quotes close it, and rejects it).
     let unfinished = run("echo 'unclosed").await;
-    assert!(unfinished.not_run.is_some(), "{shell}: {unfinished:?}");
+    assert!(
+        matches!(unfinished.end, CommandEnd::NotRun(_)),
+        "{shell}: {unfinished:?}"
+    );
     assert_eq!(
         run("echo after").await.output,
         "after",
@@ -162,9 +167,9 @@ async fn run_commands_in_one_pane_take_turns() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let second = engine.run_command(pane, "echo B", LIMIT).await.unwrap();
     let first = first.await.unwrap().unwrap();
-    assert_eq!((first.exit_code, first.output.as_str()), (Some(0), "A:"));
-    assert!(!first.interrupted);
-    assert_eq!((second.exit_code, second.output.as_str()), (Some(0), "B"));
+    assert_eq!((first.exit_code(), first.output.as_str()), (Some(0), "A:"));
+    assert_ne!(first.end, CommandEnd::Interrupted);
+    assert_eq!((second.exit_code(), second.output.as_str()), (Some(0), "B"));
 }
 
 #[tokio::test]
@@ -177,10 +182,10 @@ async fn a_command_waiting_in_a_builtin_is_not_taken_for_interrupted() {
         .run_command(pane, "read line; echo got:$line", short)
         .await
         .unwrap();
-    assert_eq!((started.exit_code, started.interrupted), (None, false));
+    assert_eq!(started.end, CommandEnd::Running);
     // The shell is idle in the foreground, but not under its prompt.
     let waiting = engine.wait_for_command(&started.id, short).await.unwrap();
-    assert_eq!((waiting.exit_code, waiting.interrupted), (None, false));
+    assert_eq!(waiting.end, CommandEnd::Running);
     let input = Input {
         text: Some("typed".into()),
         enter: true,
@@ -189,7 +194,7 @@ async fn a_command_waiting_in_a_builtin_is_not_taken_for_interrupted() {
     engine.send_input(pane, &input).await.unwrap();
     let done = engine.wait_for_command(&started.id, LIMIT).await.unwrap();
     assert_eq!(
-        (done.exit_code, done.output.as_str()),
+        (done.exit_code(), done.output.as_str()),
         (Some(0), "typed\ngot:typed")
     );
 }
@@ -205,7 +210,7 @@ async fn a_long_output_is_whole_and_the_command_finished() {
         .unwrap();
     // The prompt comes right after the end marker: it must not make the
     // command look interrupted.
-    assert_eq!((report.exit_code, report.interrupted), (Some(0), false));
+    assert_eq!(report.end, CommandEnd::Exited(0));
     let lines: Vec<&str> = report.output.lines().collect();
     assert_eq!(lines.len(), 200_000);
     assert_eq!((lines[0], lines[199_999]), ("1", "200000"));
@@ -227,7 +232,7 @@ async fn an_output_larger_than_the_journal_keeps_its_exit_code_head_and_tail() {
         .run_command(pane, "seq 1 400000; sh -c 'exit 7'", LIMIT * 3)
         .await
         .unwrap();
-    assert_eq!((report.exit_code, report.interrupted), (Some(7), false));
+    assert_eq!(report.end, CommandEnd::Exited(7));
     assert!(report.lost_bytes > 0, "{}", report.lost_bytes);
     let lines: Vec<&str> = report.output.lines().collect();
     assert_eq!(lines.first(), Some(&"1"), "the head is kept");
@@ -240,7 +245,7 @@ async fn an_output_larger_than_the_journal_keeps_its_exit_code_head_and_tail() {
     );
     // The shell took the next command at once.
     let next = engine.run_command(pane, "echo next", LIMIT).await.unwrap();
-    assert_eq!((next.exit_code, next.output.as_str()), (Some(0), "next"));
+    assert_eq!((next.exit_code(), next.output.as_str()), (Some(0), "next"));
 }
 
 /// A script that reads the nonce of the running command from the screen,
@@ -275,7 +280,7 @@ async fn a_program_printing_the_end_marker_does_not_finish_the_command() {
         report.output.contains("forger-found-the-nonce"),
         "{report:?}"
     );
-    assert_eq!((report.exit_code, report.interrupted), (Some(42), false));
+    assert_eq!(report.end, CommandEnd::Exited(42));
 }
 
 #[tokio::test]
@@ -289,15 +294,11 @@ async fn a_forged_end_marker_leaves_the_command_running_until_its_timeout() {
         .run_command(pane, &command, Duration::from_millis(1200))
         .await
         .unwrap();
-    assert_eq!(
-        (early.exit_code, early.interrupted),
-        (None, false),
-        "{early:?}"
-    );
+    assert_eq!(early.end, CommandEnd::Running, "{early:?}");
     let done = engine.wait_for_command(&early.id, LIMIT).await.unwrap();
     let _ = std::fs::remove_file(&script);
     assert!(done.output.contains("forger-found-the-nonce"), "{done:?}");
-    assert_eq!(done.exit_code, Some(42));
+    assert_eq!(done.exit_code(), Some(42));
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use support::{LIMIT, TestTmux, eventually, temp_path};
 use termpilot_tmux::{
-    Engine, Error, NewSession, NewWindow, PaneId, PaneScope, Split, SplitDirection,
+    Engine, Error, NewSession, NewWindow, PaneId, PaneScope, Split, SplitDirection, TargetKind,
 };
 
 async fn connect(tmux: &TestTmux) -> Engine {
@@ -397,7 +397,7 @@ async fn a_session_name_never_finds_a_clients_session() {
         matches!(
             err,
             Error::NotFound {
-                kind: "session",
+                kind: TargetKind::Session,
                 ..
             }
         ),

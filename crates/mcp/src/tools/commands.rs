@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{CommandReport, NotRun, StepWork, WorkKind};
+use termpilot_tmux::{CommandEnd, CommandReport, NotRun, StepWork, WorkKind};
 
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
@@ -240,27 +240,20 @@ pub(crate) fn command_done(
     let default = OUTPUT_TOKENS.min(server.options.default_max_tokens);
     let budget = server.budget(max_tokens, Some(default));
     let output = server.fit_text(&report.output, &budget)?;
-    let awaiting = report.input.is_some();
-    let not_run = report.not_run.map(|why| match why {
-        NotRun::SyntaxError => "syntax_error",
-        NotRun::Incomplete => "incomplete",
-    });
-    let timed_out = report.exit_code.is_none()
-        && !report.interrupted
-        && !awaiting
-        && not_run.is_none()
-        && !report.host_lost
-        && !report.ended_unseen;
-    let input = crate::awaiting::InputFields::new(report.input.as_ref());
+    let not_run = match report.end {
+        CommandEnd::NotRun(NotRun::SyntaxError) => Some("syntax_error"),
+        CommandEnd::NotRun(NotRun::Incomplete) => Some("incomplete"),
+        _ => None,
+    };
+    let input = crate::awaiting::InputFields::new(report.input());
     let entry = CommandEntry {
         pane: host.qualify(report.pane),
-        exit_code: report.exit_code,
-        timed_out,
-        interrupted: report.interrupted,
-        host_lost: report.host_lost,
-        ended_unseen: report.ended_unseen,
-        command_id: (timed_out || awaiting || report.host_lost)
-            .then(|| address::command_id(host, &report.id)),
+        exit_code: report.exit_code(),
+        timed_out: report.end == CommandEnd::Running,
+        interrupted: report.end == CommandEnd::Interrupted,
+        host_lost: report.end == CommandEnd::HostLost,
+        ended_unseen: report.end == CommandEnd::EndedUnseen,
+        command_id: (report.still_running()).then(|| address::command_id(host, &report.id)),
         output: output.text.clone(),
         truncated: output.truncated,
         total_lines: output.total_lines,
@@ -268,12 +261,12 @@ pub(crate) fn command_done(
         lost_bytes: report.lost_bytes,
         elapsed_s: report.elapsed.as_secs_f64(),
         cursor: host.qualify(report.cursor),
-        awaiting_input: awaiting,
+        awaiting_input: report.input().is_some(),
         prompt: input.prompt,
         secret: input.secret,
         line_mode: input.line_mode,
         program: input.program,
-        alternate_screen: report.input.as_ref().map(|input| input.alternate_screen),
+        alternate_screen: report.input().map(|input| input.alternate_screen),
         not_run: not_run.map(str::to_owned),
     };
     let status = command_status(host, &report, &entry);
@@ -294,33 +287,32 @@ fn command_status(host: &Host, report: &CommandReport, entry: &CommandEntry) -> 
         true => String::new(),
         false => format!("; command_id {id}"),
     };
-    match (entry.exit_code, &entry.command_id) {
-        (None, Some(id)) if report.host_lost => format!(
+    let command = entry.command_id.as_deref().unwrap_or_default();
+    match &report.end {
+        CommandEnd::HostLost => format!(
             "host {} lost after {elapsed:.1} s; the command may still run there: \
-             wait_for_command {id} connects again",
+             wait_for_command {command} connects again",
             host.name()
         ),
-        (None, Some(command)) if let Some(input) = &report.input => format!(
+        CommandEnd::AwaitingInput(input) => format!(
             "awaiting input {}{}",
             crate::awaiting::describe(input, report.screen),
             id(command)
         ),
-        (Some(code), _) => format!("exit {code} in {elapsed:.1} s"),
-        (None, None) if report.ended_unseen => format!(
+        CommandEnd::Exited(code) => format!("exit {code} in {elapsed:.1} s"),
+        CommandEnd::EndedUnseen => format!(
             "ended while the connection to host {} was down: exit code and output printed \
              meanwhile unknown \
              (below: what came before); capture_pane shows the screen",
             host.name()
         ),
-        (None, None) if report.not_run == Some(NotRun::SyntaxError) => {
-            "not run: the shell could not parse it:".into()
-        }
-        (None, None) if report.not_run == Some(NotRun::Incomplete) => {
+        CommandEnd::NotRun(NotRun::SyntaxError) => "not run: the shell could not parse it:".into(),
+        CommandEnd::NotRun(NotRun::Incomplete) => {
             "not run: unfinished line (unclosed quote, bracket or here-document?); \
              termpilot pressed C-c"
                 .into()
         }
-        (None, Some(command)) => format!("running after {elapsed:.1} s{}", id(command)),
-        (None, None) => format!("interrupted after {elapsed:.1} s"),
+        CommandEnd::Running => format!("running after {elapsed:.1} s{}", id(command)),
+        CommandEnd::Interrupted => format!("interrupted after {elapsed:.1} s"),
     }
 }

@@ -204,7 +204,6 @@ impl Tool for CreateWindow {
         its pane id.";
     const TOOLSET: Toolset = Toolset::Lifecycle;
     const EFFECT: Effect = Effect::Runs;
-    const MISSING_HINT: &'static str = "call list_sessions to see the sessions";
     type Params = CreateWindowParams;
     type Output = CreatedEntry;
 
@@ -351,9 +350,6 @@ fn killed(host: &Host, result: termpilot_tmux::Result<Killed>) -> Outcome {
     Done::new(&entry, text)
 }
 
-/// The hint of the kill tools' not-found error.
-const KILL_HINT: &str = "call list_sessions or list_panes to see what exists";
-
 /// `kill_session`.
 pub(crate) struct KillSession;
 
@@ -374,7 +370,6 @@ impl Tool for KillSession {
         send_keys instead.";
     const TOOLSET: Toolset = Toolset::Destructive;
     const EFFECT: Effect = Effect::Destroys;
-    const MISSING_HINT: &'static str = KILL_HINT;
     type Params = KillSessionParams;
     type Output = KilledEntry;
 
@@ -404,7 +399,6 @@ impl Tool for KillWindow {
         Irreversible. Refused for the window termpilot itself runs in.";
     const TOOLSET: Toolset = Toolset::Destructive;
     const EFFECT: Effect = Effect::Destroys;
-    const MISSING_HINT: &'static str = KILL_HINT;
     type Params = KillWindowParams;
     type Output = KilledEntry;
 

@@ -133,10 +133,8 @@ impl Engine {
                     return Ok(self.final_report(running, super::Finish::EndedUnseen));
                 }
                 let mut report = self.final_report(running, super::Finish::Running);
-                if report.exit_code.is_none() && !report.interrupted {
-                    self.show_screen(running, &mut report, &found).await;
-                    report.input = Some(found);
-                }
+                self.show_screen(running, &mut report, &found).await;
+                report.end = super::CommandEnd::AwaitingInput(found);
                 Ok(report)
             }
         }

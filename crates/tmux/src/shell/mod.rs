@@ -84,8 +84,8 @@ pub struct CommandReport {
     pub id: String,
     /// The pane it runs in.
     pub pane: PaneId,
-    /// The exit code, once finished.
-    pub exit_code: Option<i32>,
+    /// How the command ended, or why the report came before its end.
+    pub end: CommandEnd,
     /// The command's own output so far (terminal control sequences removed),
     /// from the line where the last report on it that awaited input ended
     /// (the caller saw the rest). A full-screen program's drawing is left
@@ -106,24 +106,62 @@ pub struct CommandReport {
     /// holds (or dropped by tmux). `output` then keeps the head and the tail,
     /// with a line between them saying how many bytes are lost.
     pub lost_bytes: u64,
-    /// The command ended without its exit code (a C-c makes the shell drop
-    /// the rest of the wrapper's line): its shell is idle under its prompt
-    /// again, or took the next `run_command`. `exit_code` is then `None`.
-    pub interrupted: bool,
-    /// The command waits for input (it still runs; `id` picks it up).
-    pub input: Option<crate::input_state::AwaitingInput>,
-    /// The shell did not run the command line at all. `exit_code` is then
-    /// `None` and `output` holds what the shell said about it.
-    pub not_run: Option<NotRun>,
+}
+
+/// How a command ended, or why its report came before its end. The command
+/// is still running (and `id` picks it up with `wait_for_command`) in
+/// [`CommandEnd::Running`], [`CommandEnd::AwaitingInput`] and
+/// [`CommandEnd::HostLost`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandEnd {
+    /// It exited with this code.
+    Exited(i32),
+    /// It ended without its exit code (a C-c makes the shell drop the rest
+    /// of the wrapper's line): its shell is idle under its prompt again, or
+    /// took the next `run_command`.
+    Interrupted,
+    /// The shell did not run the command line at all; `output` holds what
+    /// the shell said about it.
+    NotRun(NotRun),
+    /// Still running when the time was up.
+    Running,
+    /// Still running, and waiting for input.
+    AwaitingInput(crate::input_state::AwaitingInput),
     /// The connection to the pane's host dropped while the command was
     /// followed: it may still run there, and `id` picks it up once the host
-    /// is reached again. `exit_code` is then `None`.
-    pub host_lost: bool,
-    /// The command ended while the connection to the pane's host was down:
-    /// its shell is idle under its prompt again, but its end marker went
-    /// with the output printed meanwhile, which tmux never sends. Its exit
-    /// code (`None`) and that output are not known.
-    pub ended_unseen: bool,
+    /// is reached again.
+    HostLost,
+    /// It ended while the connection to the pane's host was down: its shell
+    /// is idle under its prompt again, but its end marker went with the
+    /// output printed meanwhile, which tmux never sends. Its exit code and
+    /// that output are not known.
+    EndedUnseen,
+}
+
+impl CommandReport {
+    /// The exit code, when the command exited and it is known.
+    pub fn exit_code(&self) -> Option<i32> {
+        match self.end {
+            CommandEnd::Exited(code) => Some(code),
+            _ => None,
+        }
+    }
+
+    /// What the command waits for, when it waits for input.
+    pub fn input(&self) -> Option<&crate::input_state::AwaitingInput> {
+        match &self.end {
+            CommandEnd::AwaitingInput(input) => Some(input),
+            _ => None,
+        }
+    }
+
+    /// Whether the command may still run: `id` picks it up.
+    pub fn still_running(&self) -> bool {
+        matches!(
+            self.end,
+            CommandEnd::Running | CommandEnd::AwaitingInput(_) | CommandEnd::HostLost
+        )
+    }
 }
 
 /// A command typed into a pane, until its completion marker is seen.
@@ -655,14 +693,21 @@ impl Engine {
         if let Cow::Owned(shown) = termpilot_shell::hide_wrappers(&text) {
             text = shown;
         }
-        let mut not_run = None;
-        if let Finish::NotRun { .. } = finish {
-            let (why, said) = self.read_journal(running.pane, |journal| {
-                let view = journal.lines(running.cursor);
-                not_run_verdict(&view, running.prompt.as_deref(), &running.command)
-            });
-            (not_run, text) = (Some(why), said);
-        }
+        let end = match finish {
+            Finish::Ended(end) => CommandEnd::Exited(end.code),
+            Finish::Interrupted { .. } => CommandEnd::Interrupted,
+            Finish::Running => CommandEnd::Running,
+            Finish::HostLost => CommandEnd::HostLost,
+            Finish::EndedUnseen => CommandEnd::EndedUnseen,
+            Finish::NotRun { .. } => {
+                let (why, said) = self.read_journal(running.pane, |journal| {
+                    let view = journal.lines(running.cursor);
+                    not_run_verdict(&view, running.prompt.as_deref(), &running.command)
+                });
+                text = said;
+                CommandEnd::NotRun(why)
+            }
+        };
         if let Finish::Interrupted { back: true } = finish
             && let Some(prompt) = running.prompt.as_deref()
             && let Some(before) = text.trim_end().strip_suffix(prompt)
@@ -675,10 +720,7 @@ impl Engine {
         CommandReport {
             id: running.nonce.clone(),
             pane: running.pane,
-            exit_code: match finish {
-                Finish::Ended(end) => Some(end.code),
-                _ => None,
-            },
+            end,
             output: text,
             screen: false,
             id_given,
@@ -686,11 +728,6 @@ impl Engine {
             cursor: self.cursor(running.pane, cursor),
             start_cursor: self.cursor(running.pane, running.cursor),
             lost_bytes: output.lost,
-            interrupted: matches!(finish, Finish::Interrupted { .. }),
-            input: None,
-            not_run,
-            host_lost: matches!(finish, Finish::HostLost),
-            ended_unseen: matches!(finish, Finish::EndedUnseen),
         }
     }
 
@@ -794,11 +831,7 @@ impl Engine {
 
     fn gone(&self, running: &Running) -> Error {
         self.commands(|commands| commands.by_id.remove(&running.nonce));
-        Error::not_found(
-            "pane",
-            running.pane.to_string(),
-            "the pane closed while the command ran; call list_panes",
-        )
+        Error::PaneClosed { pane: running.pane }
     }
 
     /// The pane's shell, if the pane shows a shell waiting at its prompt.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use termpilot_control::PaneId;
+use termpilot_control::{PaneId, TargetKind};
 use tokio_util::sync::CancellationToken;
 
 use super::fake::model::Input as Sent;
@@ -144,7 +144,10 @@ async fn stop_mode_sends_one_line_and_tmux_skips_the_rest_after_a_failure() {
         assert!(
             matches!(
                 &reports[1].status,
-                OpStatus::Failed(Error::NotFound { kind: "pane", .. })
+                OpStatus::Failed(Error::NotFound {
+                    kind: TargetKind::Pane,
+                    ..
+                })
             ),
             "{:?}",
             reports[1]

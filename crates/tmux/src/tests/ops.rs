@@ -1,7 +1,7 @@
 //! The typed operations (`ops.rs`, with `targets.rs` and `person.rs`
 //! behind them) against the model of a tmux server.
 
-use termpilot_control::{PaneId, SessionId, WindowId};
+use termpilot_control::{PaneId, SessionId, TargetKind, WindowId};
 
 use super::fake::model::{Input as Sent, SOCKET_PATH};
 use super::fake::{Act, Fake, Response};
@@ -73,7 +73,7 @@ async fn panes_are_listed_by_scope() {
             matches!(
                 missing,
                 Err(Error::NotFound {
-                    kind: "session",
+                    kind: TargetKind::Session,
                     ..
                 })
             ),
@@ -150,7 +150,7 @@ async fn windows_and_splits_report_what_they_made() {
             matches!(
                 missing,
                 Err(Error::NotFound {
-                    kind: "session",
+                    kind: TargetKind::Session,
                     ..
                 })
             ),
@@ -306,7 +306,7 @@ async fn a_pane_that_does_not_exist_is_not_found() {
         };
         let missing = engine.send_input(PaneId(99), &input).await;
         assert!(
-            matches!(&missing, Err(Error::NotFound { kind: "pane", target, .. }) if target == "%99"),
+            matches!(&missing, Err(Error::NotFound { kind: TargetKind::Pane, target, .. }) if target == "%99"),
             "{missing:?}"
         );
         let missing = engine.capture(PaneId(99), Scrollback::None).await;
@@ -392,7 +392,13 @@ async fn targets_resolve_to_panes_or_are_refused() {
         );
         let missing = engine.resolve_pane("main:5.0").await;
         assert!(
-            matches!(missing, Err(Error::NotFound { kind: "pane", .. })),
+            matches!(
+                missing,
+                Err(Error::NotFound {
+                    kind: TargetKind::Pane,
+                    ..
+                })
+            ),
             "{missing:?}"
         );
         let missing = engine.resolve_pane("nope:0.0").await;
@@ -400,7 +406,7 @@ async fn targets_resolve_to_panes_or_are_refused() {
             matches!(
                 missing,
                 Err(Error::NotFound {
-                    kind: "session",
+                    kind: TargetKind::Session,
                     ..
                 })
             ),

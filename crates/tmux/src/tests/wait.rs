@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use termpilot_control::PaneId;
+use termpilot_control::{PaneId, TargetKind};
 use termpilot_journal::Needle;
 use tokio::time::sleep;
 
@@ -412,7 +412,13 @@ async fn a_wait_on_a_pane_that_does_not_exist_fails() {
         let engine = connect(&fake).await;
         let missing = engine.wait_for_text(PaneId(42), &text_wait("x")).await;
         assert!(
-            matches!(missing, Err(Error::NotFound { kind: "pane", .. })),
+            matches!(
+                missing,
+                Err(Error::NotFound {
+                    kind: TargetKind::Pane,
+                    ..
+                })
+            ),
             "{missing:?}"
         );
         let missing = engine
