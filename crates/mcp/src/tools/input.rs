@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{Cursor, Input, Key, PaneId};
+use termpilot_tmux::{Cursor, Input, Key, Keystrokes, PaneId};
 
 use crate::address::{Host, pane};
 use crate::approval::Piece;
@@ -12,6 +12,7 @@ use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
+use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
 use super::then_wait::{self, InputWait};
 
 /// Longest `send_keys` text; longer input belongs in `paste_text`.
@@ -129,6 +130,34 @@ impl Tool for SendKeys {
             // Refused before anything is typed.
             Err(_) => Vec::new(),
         }
+    }
+}
+
+impl StepTool for SendKeys {
+    type StepParams = SendKeysParams;
+    const RETURNS_TEXT: bool = false;
+
+    fn target(params: &SendKeysParams) -> &str {
+        &params.pane
+    }
+
+    fn typed_len(params: &SendKeysParams) -> usize {
+        params.text.as_ref().map_or(0, String::len)
+    }
+
+    /// Bad keystrokes refuse the whole batch.
+    async fn plan<'a>(
+        params: SendKeysParams,
+        at: &StepPlace<'a>,
+    ) -> ToolResult<PlannedJobStep<'a>> {
+        let keys = Keystrokes::Type(checked_input(&params, &at.prefix())?);
+        at.keys(&params.pane, keys).await
+    }
+}
+
+impl StepSummary for SentEntry {
+    fn summary(&self) -> String {
+        summary_of(&[], "", &self.cursor)
     }
 }
 
@@ -287,5 +316,32 @@ impl Tool for PasteText {
         };
         let bytes = termpilot_tmux::gate::paste_bytes(&params.text, params.enter);
         Piece::keys(&params.pane, bytes)
+    }
+}
+
+impl StepTool for PasteText {
+    type StepParams = PasteTextParams;
+    const RETURNS_TEXT: bool = false;
+
+    fn target(params: &PasteTextParams) -> &str {
+        &params.pane
+    }
+
+    fn typed_len(params: &PasteTextParams) -> usize {
+        params.text.len()
+    }
+
+    /// Text with a NUL refuses the whole batch.
+    async fn plan<'a>(
+        params: PasteTextParams,
+        at: &StepPlace<'a>,
+    ) -> ToolResult<PlannedJobStep<'a>> {
+        refuse_nul(&at.field("text"), &params.text)?;
+        let keys = Keystrokes::Paste {
+            text: params.text,
+            bracketed: params.bracketed,
+            enter: params.enter,
+        };
+        at.keys(&params.pane, keys).await
     }
 }

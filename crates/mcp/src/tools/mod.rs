@@ -3,6 +3,7 @@
 //! [`crate::catalog::Tool`]).
 
 pub(crate) mod batch;
+pub(crate) mod batch_step;
 pub(crate) mod capture;
 pub(crate) mod commands;
 pub(crate) mod input;

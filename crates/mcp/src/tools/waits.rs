@@ -6,9 +6,11 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::{
-    ChannelOutcome, Needle, Outcome as WaitOutcome, StepWork, TextWait, WaitReport, WorkKind,
+    ChannelOutcome, Needle, Outcome as WaitOutcome, PlannedStep, StepWork, TextWait, WaitReport,
+    WorkKind,
 };
 
+use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
@@ -157,6 +159,44 @@ impl Tool for WaitForText {
     }
 }
 
+impl StepTool for WaitForText {
+    type StepParams = WaitForTextParams;
+
+    fn target(params: &WaitForTextParams) -> &str {
+        &params.pane
+    }
+
+    async fn plan<'a>(params: WaitForTextParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+        let (wait, settle) = text_wait(at.server, &params);
+        let since = match params.since.as_deref().map(|s| at.cursor(s)).transpose() {
+            Ok(since) => since,
+            Err(error) => return Ok(PlannedStep::Refused(error.into_engine())),
+        };
+        let tokens = at.budget(params.max_tokens);
+        let work = (WorkKind::WaitForText, Some(wait.timeout));
+        Ok(at.job(
+            params.pane,
+            since,
+            work,
+            move |engine, pane, since| async move {
+                let wait = TextWait { since, ..wait };
+                engine.wait_for_text_or_input(pane, &wait, settle).await
+            },
+            move |server, host, pane, report| wait_done(server, host, pane, report, tokens),
+        ))
+    }
+}
+
+impl StepSummary for WaitEntry {
+    fn summary(&self) -> String {
+        summary_of(
+            std::slice::from_ref(&self.outcome),
+            &self.tail,
+            &self.cursor,
+        )
+    }
+}
+
 fn needles(patterns: Vec<String>, regex: bool) -> Vec<Needle> {
     patterns
         .into_iter()
@@ -268,6 +308,28 @@ impl Tool for WaitForIdle {
         call: &CallContext,
     ) -> Outcome {
         wait_for_idle(server, params, call).await
+    }
+}
+
+impl StepTool for WaitForIdle {
+    type StepParams = WaitForIdleParams;
+
+    fn target(params: &WaitForIdleParams) -> &str {
+        &params.pane
+    }
+
+    /// Its result's tail has the single tool's budget.
+    async fn plan<'a>(params: WaitForIdleParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+        let idle = idle_wait(at.server, &params);
+        Ok(at.job(
+            params.pane,
+            None,
+            (WorkKind::WaitForIdle, Some(idle.timeout)),
+            move |engine, pane, _| {
+                engine.wait_for_idle_or_input(pane, idle.quiet, idle.timeout, idle.settle)
+            },
+            |server, host, pane, report| wait_done(server, host, pane, report, None),
+        ))
     }
 }
 
