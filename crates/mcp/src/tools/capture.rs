@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use termpilot_tmux::{Capture, PaneId, PlannedStep, Scrollback, Since, WorkKind};
 
 use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::params::pane_params;
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -35,20 +36,17 @@ pub enum AllHistory {
     All,
 }
 
-/// Arguments of `capture_pane`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CapturePaneParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Lines above the screen, or "all".
-    pub scrollback: Option<ScrollbackArg>,
-    /// Default 2000.
-    #[schemars(range(min = 100, max = 100000))]
-    pub max_tokens: Option<u32>,
-    // No description: the tool's names it, and the default tool list is at its cap.
-    pub format: Option<CaptureFormat>,
+pane_params! {
+    /// Arguments of `capture_pane`.
+    pub struct CapturePaneParams {
+        /// Lines above the screen, or "all".
+        pub scrollback: Option<ScrollbackArg>,
+        /// Default 2000.
+        #[schemars(range(min = 100, max = 100000))]
+        pub max_tokens: Option<u32>,
+        // No description: the tool's names it, and the default tool list is at its cap.
+        pub format: Option<CaptureFormat>,
+    }
 }
 
 /// Result of `capture_pane`.
@@ -217,19 +215,16 @@ pub(crate) fn captured(
 /// `capture_since`.
 pub(crate) struct CaptureSince;
 
-/// Arguments of `capture_since`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CaptureSinceParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Cursor from an earlier call on this pane.
-    #[schemars(length(min = 1, max = 64))]
-    pub cursor: String,
-    /// Default 2000.
-    #[schemars(range(min = 100, max = 100000))]
-    pub max_tokens: Option<u32>,
+pane_params! {
+    /// Arguments of `capture_since`.
+    pub struct CaptureSinceParams {
+        /// Cursor from an earlier call on this pane.
+        #[schemars(length(min = 1, max = 64))]
+        pub cursor: String,
+        /// Default 2000.
+        #[schemars(range(min = 100, max = 100000))]
+        pub max_tokens: Option<u32>,
+    }
 }
 
 /// Result of `capture_since`.

@@ -7,6 +7,7 @@ use serde_json::Value;
 use termpilot_tmux::{CommandReport, NotRun, PlannedStep, StepWork, WorkKind};
 
 use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::params::pane_params;
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
@@ -26,25 +27,22 @@ const OUTPUT_TOKENS: u32 = 400;
 /// `run_command`.
 pub(crate) struct RunCommand;
 
-/// Arguments of `run_command`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunCommandParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Command line, as typed at the prompt.
-    #[schemars(length(min = 1, max = 16384))]
-    pub command: String,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
-    #[schemars(range(min = 0, max = 600000))]
-    pub input_settle_ms: Option<u64>,
-    /// Default 400.
-    #[schemars(range(min = 100, max = 100000))]
-    pub max_tokens: Option<u32>,
+pane_params! {
+    /// Arguments of `run_command`.
+    pub struct RunCommandParams {
+        /// Command line, as typed at the prompt.
+        #[schemars(length(min = 1, max = 16384))]
+        pub command: String,
+        /// Default 30.
+        #[schemars(range(min = 0.001, max = 86400.0))]
+        pub timeout_s: Option<f64>,
+        /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+        #[schemars(range(min = 0, max = 600000))]
+        pub input_settle_ms: Option<u64>,
+        /// Default 400.
+        #[schemars(range(min = 100, max = 100000))]
+        pub max_tokens: Option<u32>,
+    }
 }
 
 /// Result of `run_command` and `wait_for_command`.

@@ -8,6 +8,7 @@ pub(crate) mod capture;
 pub(crate) mod commands;
 pub(crate) mod input;
 pub(crate) mod lifecycle;
+pub(crate) mod params;
 pub(crate) mod picture;
 pub(crate) mod recording;
 pub(crate) mod run_batch;

@@ -11,6 +11,7 @@ use termpilot_tmux::{
 };
 
 use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::params::pane_params;
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
@@ -54,38 +55,35 @@ impl OneOrMany {
     }
 }
 
-/// Arguments of `wait_for_text`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WaitForTextParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Text, or a list of alternatives; matched within one line.
-    pub pattern: OneOrMany,
-    /// Patterns are Rust regexes.
-    #[serde(default)]
-    pub regex: bool,
-    /// Case-sensitive.
-    #[serde(default = "yes")]
-    pub match_case: bool,
-    /// Cursor to scan from (default: now); pass the one send_keys returned.
-    #[schemars(length(min = 1, max = 64))]
-    pub since: Option<String>,
-    /// Patterns that end the wait as "stopped", e.g. "error:".
-    pub stop: Option<OneOrMany>,
-    /// Also match the screen as it is when the wait starts.
-    #[serde(default)]
-    pub include_screen: bool,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
-    #[schemars(range(min = 0, max = 600000))]
-    pub input_settle_ms: Option<u64>,
-    /// Budget of the returned tail (default 300).
-    #[schemars(range(min = 50, max = 100000))]
-    pub max_tokens: Option<u32>,
+pane_params! {
+    /// Arguments of `wait_for_text`.
+    pub struct WaitForTextParams {
+        /// Text, or a list of alternatives; matched within one line.
+        pub pattern: OneOrMany,
+        /// Patterns are Rust regexes.
+        #[serde(default)]
+        pub regex: bool,
+        /// Case-sensitive.
+        #[serde(default = "yes")]
+        pub match_case: bool,
+        /// Cursor to scan from (default: now); pass the one send_keys returned.
+        #[schemars(length(min = 1, max = 64))]
+        pub since: Option<String>,
+        /// Patterns that end the wait as "stopped", e.g. "error:".
+        pub stop: Option<OneOrMany>,
+        /// Also match the screen as it is when the wait starts.
+        #[serde(default)]
+        pub include_screen: bool,
+        /// Default 30.
+        #[schemars(range(min = 0.001, max = 86400.0))]
+        pub timeout_s: Option<f64>,
+        /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+        #[schemars(range(min = 0, max = 600000))]
+        pub input_settle_ms: Option<u64>,
+        /// Budget of the returned tail (default 300).
+        #[schemars(range(min = 50, max = 100000))]
+        pub max_tokens: Option<u32>,
+    }
 }
 
 /// Result of `wait_for_text` and `wait_for_idle`.
@@ -273,22 +271,19 @@ pub(crate) fn text_wait(
 /// `wait_for_idle`.
 pub(crate) struct WaitForIdle;
 
-/// Arguments of `wait_for_idle`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WaitForIdleParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Milliseconds of silence (default 500).
-    #[schemars(range(min = 10, max = 600000))]
-    pub quiet_ms: Option<u64>,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
-    #[schemars(range(min = 0, max = 600000))]
-    pub input_settle_ms: Option<u64>,
+pane_params! {
+    /// Arguments of `wait_for_idle`.
+    pub struct WaitForIdleParams {
+        /// Milliseconds of silence (default 500).
+        #[schemars(range(min = 10, max = 600000))]
+        pub quiet_ms: Option<u64>,
+        /// Default 30.
+        #[schemars(range(min = 0.001, max = 86400.0))]
+        pub timeout_s: Option<f64>,
+        /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+        #[schemars(range(min = 0, max = 600000))]
+        pub input_settle_ms: Option<u64>,
+    }
 }
 
 impl Tool for WaitForIdle {
