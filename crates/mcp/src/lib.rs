@@ -10,6 +10,10 @@
 //!   declared once, its types' doc comments becoming its published schemas.
 //!   A tool parses its arguments into the engine's types and shows the
 //!   engine's typed results; it reads no tmux text.
+//!   A tool that also works as a `run_batch` step implements
+//!   `tools::batch_step::StepTool` in its module, and `run_batch` lists it
+//!   on one line (`step_tools!`); arguments shared by the pane tools are
+//!   declared once (`tools::params::pane_params!`).
 //! - `address`: the one place where targets and cursors are read from
 //!   arguments, and cursors written into results.
 //! - `error`: why a call failed (`ToolError`), the engine's errors included.

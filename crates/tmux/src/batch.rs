@@ -20,8 +20,8 @@
 //! itself skips everything after a failing command, so nothing after the
 //! first failure reaches the panes, and later runs are not sent.
 //!
-//! `steps` runs pipelines that mix these keystrokes with waits, captures and
-//! commands (`run_batch`).
+//! `steps` runs pipelines that mix these keystrokes with jobs the caller
+//! hands over: waits, captures, commands (`run_batch`).
 
 use std::time::{Duration, Instant};
 
@@ -35,7 +35,9 @@ use crate::error::{Error, Result};
 use crate::ops::{Input, input_commands, paste_commands};
 
 mod steps;
-pub use steps::{CursorRef, Step, StepDriver, StepOutcome, StepStatus, StepWork, WorkKind};
+pub use steps::{
+    CursorRef, JobResult, JobRun, PlannedStep, StepDriver, StepJob, StepStatus, StepWork, WorkKind,
+};
 
 /// What one batch operation sends to its pane.
 #[derive(Debug, Clone)]

@@ -103,7 +103,7 @@ macro_rules! format_string {
 
 /// Declares a record of a tmux format: a struct with one field per tmux
 /// format variable, its `FORMAT` string and its parser (see the module
-/// documentation).
+/// documentation). Its fields are as visible as the struct.
 macro_rules! tmux_format {
     (
         $(#[$meta:meta])*
@@ -114,7 +114,7 @@ macro_rules! tmux_format {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Eq)]
         $vis struct $name {
-            $($(#[$field_meta])* pub(crate) $field: $ty,)+
+            $($(#[$field_meta])* $vis $field: $ty,)+
         }
 
         #[allow(dead_code)]

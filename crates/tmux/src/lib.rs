@@ -24,7 +24,8 @@
 //!   clean, with `run_command`'s wrappers shown as the command lines typed.
 //! - `styled`: the screen with its colours and the cursor, for pictures.
 //! - `batch`: many keystroke operations as pipelined chains, and pipelines
-//!   of steps (keystrokes, waits, captures, commands) with typed outcomes.
+//!   of steps: keystrokes and jobs (waits, captures, commands) the caller
+//!   plans, run in order with cursors handed from step to step.
 //! - [`gate`]: the input gate every typed byte and new pane's command
 //!   passes: the line each pane holds, judged before it is submitted.
 //! - `wait`: waiting for text or quiet in a pane's journal (the scan that
@@ -93,8 +94,8 @@ pub mod transport;
 mod wait;
 
 pub use batch::{
-    BatchOp, CursorRef, Keystrokes, OpReport, OpStatus, Step, StepDriver, StepOutcome, StepStatus,
-    StepWork, WorkKind,
+    BatchOp, CursorRef, JobResult, JobRun, Keystrokes, OpReport, OpStatus, PlannedStep, StepDriver,
+    StepJob, StepStatus, StepWork, WorkKind,
 };
 pub use channel::ChannelOutcome;
 pub use client::Answer;

@@ -32,46 +32,56 @@ pub struct SessionInfo {
     pub created: u64,
 }
 
-/// A tmux pane, as seen in one session (a window linked into several
-/// sessions lists its panes once per session).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaneInfo {
-    /// Pane id (`%3`).
-    pub id: PaneId,
-    /// Session id.
-    pub session: SessionId,
-    /// Session name.
-    pub session_name: String,
-    /// Window id.
-    pub window: WindowId,
-    /// Window index in the session.
-    pub window_index: u32,
-    /// Window name.
-    pub window_name: String,
-    /// Pane index in the window.
-    pub index: u32,
-    /// Pane title (programs set it with an escape sequence).
-    pub title: String,
-    /// The command running in the foreground of the pane.
-    pub current_command: String,
-    /// The pane's current working directory.
-    pub cwd: String,
-    /// Pid of the pane's first process.
-    pub pid: Option<u32>,
-    /// Width in cells.
-    pub width: u16,
-    /// Height in cells.
-    pub height: u16,
+tmux_format! {
+    /// A tmux pane, as seen in one session (a window linked into several
+    /// sessions lists its panes once per session): a line of `list-panes`.
+    pub struct PaneInfo {
+        /// Pane id (`%3`).
+        id: PaneId = "pane_id",
+        /// Session id.
+        session: SessionId = "session_id",
+        /// Window id.
+        window: WindowId = "window_id",
+        /// Window index in the session.
+        window_index: u32 = "window_index",
+        /// Pane index in the window.
+        index: u32 = "pane_index",
+        /// Width in cells.
+        width: u16 = "pane_width",
+        /// Height in cells.
+        height: u16 = "pane_height",
+        /// Whether this is the active pane of its window.
+        pane_active: bool = "pane_active",
+        /// Whether its window is the active window of the session.
+        window_active: bool = "window_active",
+        /// Whether the pane's program exited (pane kept by remain-on-exit).
+        dead: bool = "pane_dead",
+        /// Whether the pane is in a mode (copy mode, ...).
+        in_mode: bool = "pane_in_mode",
+        /// Whether a full-screen program has switched to the alternate screen.
+        alternate_screen: bool = "alternate_on",
+        /// Pid of the pane's first process.
+        pid: Option<u32> = "pane_pid",
+        /// Session name.
+        session_name: String = "session_name",
+        /// Window name.
+        window_name: String = "window_name",
+        /// The command running in the foreground of the pane.
+        current_command: String = "pane_current_command",
+        /// Pane title (programs set it with an escape sequence).
+        title: String = "pane_title",
+        /// The pane's current working directory.
+        cwd: String = "pane_current_path",
+        /// Who holds the pane, when a person took it over with `termpilot attach`.
+        held_by: Option<String> = "@termpilot_held",
+    }
+}
+
+impl PaneInfo {
     /// Whether this is the active pane of the active window.
-    pub active: bool,
-    /// Whether the pane's program exited (pane kept by remain-on-exit).
-    pub dead: bool,
-    /// Whether the pane is in a mode (copy mode, ...).
-    pub in_mode: bool,
-    /// Whether a full-screen program has switched to the alternate screen.
-    pub alternate_screen: bool,
-    /// Who holds the pane, when a person took it over with `termpilot attach`.
-    pub held_by: Option<String>,
+    pub fn active(&self) -> bool {
+        self.pane_active && self.window_active
+    }
 }
 
 /// Which panes to list.
@@ -254,31 +264,6 @@ tmux_format! {
 }
 
 tmux_format! {
-    /// A line of `list-panes`.
-    struct PaneRow {
-        id: PaneId = "pane_id",
-        session: SessionId = "session_id",
-        window: WindowId = "window_id",
-        window_index: u32 = "window_index",
-        index: u32 = "pane_index",
-        width: u16 = "pane_width",
-        height: u16 = "pane_height",
-        pane_active: bool = "pane_active",
-        window_active: bool = "window_active",
-        dead: bool = "pane_dead",
-        in_mode: bool = "pane_in_mode",
-        alternate_screen: bool = "alternate_on",
-        pid: Option<u32> = "pane_pid",
-        session_name: String = "session_name",
-        window_name: String = "window_name",
-        current_command: String = "pane_current_command",
-        title: String = "pane_title",
-        cwd: String = "pane_current_path",
-        held_by: Option<String> = "@termpilot_held",
-    }
-}
-
-tmux_format! {
     /// What `new-session -P` and `new-window -P` print.
     struct CreatedRow {
         session: SessionId = "session_id",
@@ -357,7 +342,7 @@ impl Engine {
 
     /// Lists panes.
     pub async fn list_panes(&self, scope: &PaneScope) -> Result<Vec<PaneInfo>> {
-        let command = Command::new("list-panes").opt("-F", PaneRow::FORMAT);
+        let command = Command::new("list-panes").opt("-F", PaneInfo::FORMAT);
         let command = match scope {
             PaneScope::All => command.flag("-a"),
             PaneScope::Session(target) => {
@@ -374,8 +359,7 @@ impl Engine {
             PaneScope::Session(t) => e.not_found_as(TargetKind::Session, t),
             PaneScope::Window(t) => e.not_found_as(TargetKind::Window, t),
         })?;
-        let rows = PaneRow::parse_all("list-panes", &reply)?;
-        Ok(rows.into_iter().map(PaneInfo::from).collect())
+        PaneInfo::parse_all("list-panes", &reply)
     }
 
     /// Creates a session with a control client attached from its start.
@@ -936,31 +920,6 @@ fn renamed(kind: NameKind, asked: &str, stored: &str) -> Error {
     ))
 }
 
-impl From<PaneRow> for PaneInfo {
-    fn from(row: PaneRow) -> Self {
-        PaneInfo {
-            id: row.id,
-            session: row.session,
-            window: row.window,
-            window_index: row.window_index,
-            index: row.index,
-            width: row.width,
-            height: row.height,
-            active: row.pane_active && row.window_active,
-            dead: row.dead,
-            in_mode: row.in_mode,
-            alternate_screen: row.alternate_screen,
-            pid: row.pid,
-            session_name: row.session_name,
-            window_name: row.window_name,
-            current_command: row.current_command,
-            title: row.title,
-            cwd: row.cwd,
-            held_by: row.held_by,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -972,21 +931,21 @@ mod tests {
 
     #[test]
     fn a_pane_line_reads_the_held_option_by_name() {
-        assert_eq!(PaneRow::FIELDS.last(), Some(&crate::person::HELD_OPTION));
+        assert_eq!(PaneInfo::FIELDS.last(), Some(&crate::person::HELD_OPTION));
         let fields = [
             "%3", "$1", "@2", "0", "1", "80", "24", "1", "1", "0", "0", "0", "", "main", "w",
             "bash", "t", "/tmp", "",
         ];
-        assert_eq!(fields.len(), PaneRow::FIELDS.len());
-        let info = PaneInfo::from(PaneRow::parse("list-panes", &fields.join("\x1f")).unwrap());
+        assert_eq!(fields.len(), PaneInfo::FIELDS.len());
+        let info = PaneInfo::parse("list-panes", &fields.join("\x1f")).unwrap();
         assert_eq!(
             (info.id.to_string(), info.width, info.height),
             ("%3".into(), 80, 24)
         );
-        assert!(info.active && !info.dead);
+        assert!(info.active() && !info.dead);
         assert_eq!((info.pid, info.held_by), (None, None));
         assert_eq!(info.cwd, "/tmp");
-        let garbled = PaneRow::parse("list-panes", &fields.join("\x1f").replace("80", "wide"));
+        let garbled = PaneInfo::parse("list-panes", &fields.join("\x1f").replace("80", "wide"));
         assert_eq!(
             garbled.unwrap_err().to_string(),
             "unexpected reply from tmux to `list-panes`: field pane_width is 'wide'"

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use support::{LIMIT, TestTmux, shell_pane};
 use termpilot_tmux::{
-    BatchOp, CursorRef, Engine, Error, Input, Keystrokes, Needle, Outcome, PaneId, Result,
-    Scrollback, Step, StepDriver, StepOutcome, StepStatus, StepWork, TextWait,
+    BatchOp, Capture, Cursor, CursorRef, Engine, Error, Input, JobResult, Keystrokes, Needle,
+    Outcome, PaneId, PlannedStep, Result, Scrollback, Since, StepDriver, StepJob, StepStatus,
+    StepWork, TextWait, WaitReport, WorkKind,
 };
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -61,8 +62,28 @@ impl StepDriver for Direct<'_> {
     }
 }
 
-fn line(pane: PaneId, text: &str) -> Step {
-    Step::Keys(BatchOp {
+/// What the jobs of these tests produce.
+#[derive(Debug)]
+enum Got {
+    Waited(WaitReport),
+    Read(Since),
+    Captured(Capture),
+}
+
+impl JobResult for Got {
+    fn cursor(&self) -> Cursor {
+        match self {
+            Got::Waited(report) => report.cursor,
+            Got::Read(read) => read.cursor,
+            Got::Captured(capture) => capture.cursor,
+        }
+    }
+}
+
+type Step<'a> = PlannedStep<'a, Got>;
+
+fn line<'a>(pane: PaneId, text: &str) -> Step<'a> {
+    PlannedStep::Keys(BatchOp {
         pane: Ok(pane),
         keys: Keystrokes::Type(Input {
             text: Some(text.to_owned()),
@@ -72,28 +93,71 @@ fn line(pane: PaneId, text: &str) -> Step {
     })
 }
 
-fn wait_for(pane: PaneId, text: &str, since: Option<CursorRef>) -> Step {
-    Step::WaitForText {
+fn wait_for<'a>(
+    engine: &'a Engine,
+    pane: PaneId,
+    text: &str,
+    since: Option<CursorRef>,
+) -> Step<'a> {
+    let wait = TextWait {
+        patterns: vec![Needle::Literal(text.to_owned())],
+        stop: Vec::new(),
+        match_case: true,
+        since: None,
+        include_screen: false,
+        timeout: LIMIT,
+    };
+    PlannedStep::Job(StepJob {
         pane: pane.to_string(),
-        wait: TextWait {
-            patterns: vec![Needle::Literal(text.to_owned())],
-            stop: Vec::new(),
-            match_case: true,
-            since: None,
-            include_screen: false,
-            timeout: LIMIT,
-        },
         since,
-        settle: Duration::ZERO,
-    }
+        kind: WorkKind::WaitForText,
+        limit: Some(LIMIT),
+        run: Box::new(move |pane, since| {
+            Box::pin(async move {
+                let wait = TextWait { since, ..wait };
+                let waiting = engine.wait_for_text_or_input(pane, &wait, Duration::ZERO);
+                waiting.await.map(Got::Waited)
+            })
+        }),
+    })
+}
+
+fn read_since(engine: &Engine, pane: PaneId, since: CursorRef) -> Step<'_> {
+    PlannedStep::Job(StepJob {
+        pane: pane.to_string(),
+        since: Some(since),
+        kind: WorkKind::CaptureSince,
+        limit: None,
+        run: Box::new(move |pane, since| {
+            Box::pin(async move {
+                let since = since.expect("the engine resolves a job's cursor");
+                engine.read_since(pane, since).await.map(Got::Read)
+            })
+        }),
+    })
+}
+
+fn capture(engine: &Engine, pane: PaneId) -> Step<'_> {
+    PlannedStep::Job(StepJob {
+        pane: pane.to_string(),
+        since: None,
+        kind: WorkKind::Capture,
+        limit: None,
+        run: Box::new(move |pane, _| {
+            Box::pin(async move {
+                let capture = engine.capture(pane, Scrollback::None).await;
+                capture.map(Got::Captured)
+            })
+        }),
+    })
 }
 
 async fn run(
     engine: &Engine,
-    steps: Vec<Step>,
+    steps: Vec<Step<'_>>,
     stop: bool,
     driver: &Direct<'_>,
-) -> Vec<StepStatus> {
+) -> Vec<StepStatus<Got>> {
     let cancel = CancellationToken::new();
     tokio::time::timeout(LIMIT * 2, engine.run_steps(steps, stop, &cancel, driver))
         .await
@@ -108,29 +172,19 @@ async fn steps_take_their_cursors_from_earlier_steps() {
     let driver = Direct::new(&engine);
     let steps = vec![
         line(pane, "echo step-$((20+1))"),
-        wait_for(pane, "step-21", Some(CursorRef::Latest)),
-        Step::CaptureSince {
-            pane: pane.to_string(),
-            since: CursorRef::Step(0),
-        },
-        Step::Capture {
-            pane: pane.to_string(),
-            scrollback: Scrollback::None,
-        },
+        wait_for(&engine, pane, "step-21", Some(CursorRef::Latest)),
+        read_since(&engine, pane, CursorRef::Step(0)),
+        capture(&engine, pane),
     ];
     let statuses = run(&engine, steps, true, &driver).await;
     let [sent, waited, read, captured] = statuses.as_slice() else {
         panic!("four statuses: {statuses:?}");
     };
-    let StepStatus::Done {
-        outcome: StepOutcome::Sent(before),
-        ..
-    } = sent
-    else {
+    let StepStatus::Sent { cursor: before, .. } = sent else {
         panic!("{sent:?}");
     };
     let StepStatus::Done {
-        outcome: StepOutcome::Waited(report),
+        result: Got::Waited(report),
         ..
     } = waited
     else {
@@ -139,7 +193,7 @@ async fn steps_take_their_cursors_from_earlier_steps() {
     assert_eq!(report.outcome, Outcome::Matched, "{report:?}");
     assert_eq!(report.baseline, *before, "$prev is the send's cursor");
     let StepStatus::Done {
-        outcome: StepOutcome::Read(since),
+        result: Got::Read(since),
         ..
     } = read
     else {
@@ -150,7 +204,7 @@ async fn steps_take_their_cursors_from_earlier_steps() {
     assert!(matches!(
         captured,
         StepStatus::Done {
-            outcome: StepOutcome::Captured(_),
+            result: Got::Captured(_),
             ..
         }
     ));
@@ -172,8 +226,8 @@ async fn a_failed_step_stops_the_rest_or_not() {
     let pane = shell_pane(&engine, "sh", None).await;
     let steps = || {
         vec![
-            Step::Refused(Error::InvalidArgument("refused before the batch".into())),
-            wait_for(pane, "never", Some(CursorRef::Step(0))),
+            PlannedStep::Refused(Error::InvalidArgument("refused before the batch".into())),
+            wait_for(&engine, pane, "never", Some(CursorRef::Step(0))),
             line(pane, "echo after"),
         ]
     };
@@ -193,14 +247,5 @@ async fn a_failed_step_stops_the_rest_or_not() {
         error.to_string(),
         "steps[1]: $0 names no step that returned a cursor"
     );
-    assert!(
-        matches!(
-            went_on[2],
-            StepStatus::Done {
-                outcome: StepOutcome::Sent(_),
-                ..
-            }
-        ),
-        "{went_on:?}"
-    );
+    assert!(matches!(went_on[2], StepStatus::Sent { .. }), "{went_on:?}");
 }

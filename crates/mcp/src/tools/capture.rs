@@ -3,8 +3,10 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_tmux::{Capture, PaneId, Scrollback, Since};
+use termpilot_tmux::{Capture, PaneId, PlannedStep, Scrollback, Since, WorkKind};
 
+use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::params::pane_params;
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -34,20 +36,17 @@ pub enum AllHistory {
     All,
 }
 
-/// Arguments of `capture_pane`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CapturePaneParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Lines above the screen, or "all".
-    pub scrollback: Option<ScrollbackArg>,
-    /// Default 2000.
-    #[schemars(range(min = 100, max = 100000))]
-    pub max_tokens: Option<u32>,
-    // No description: the tool's names it, and the default tool list is at its cap.
-    pub format: Option<CaptureFormat>,
+pane_params! {
+    /// Arguments of `capture_pane`.
+    pub struct CapturePaneParams {
+        /// Lines above the screen, or "all".
+        pub scrollback: Option<ScrollbackArg>,
+        /// Default 2000.
+        #[schemars(range(min = 100, max = 100000))]
+        pub max_tokens: Option<u32>,
+        // No description: the tool's names it, and the default tool list is at its cap.
+        pub format: Option<CaptureFormat>,
+    }
 }
 
 /// Result of `capture_pane`.
@@ -96,6 +95,42 @@ impl Tool for CapturePane {
 
     async fn call(server: &TermpilotServer, params: CapturePaneParams, _: &CallContext) -> Outcome {
         capture_pane(server, params).await
+    }
+}
+
+impl StepTool for CapturePane {
+    type StepParams = CapturePaneParams;
+
+    fn target(params: &CapturePaneParams) -> &str {
+        &params.pane
+    }
+
+    /// A picture or a recording refuses the whole batch.
+    async fn plan<'a>(
+        params: CapturePaneParams,
+        at: &StepPlace<'a>,
+    ) -> ToolResult<PlannedJobStep<'a>> {
+        if params.format.is_some() {
+            return Err(ToolError::refused(format!(
+                "{}: a batch returns text only; call capture_pane for a picture",
+                at.field("format")
+            )));
+        }
+        let scrollback = scrollback(params.scrollback);
+        let tokens = at.text_budget(params.max_tokens);
+        Ok(at.job(
+            params.pane,
+            None,
+            (WorkKind::Capture, None),
+            move |engine, pane, _| engine.capture(pane, scrollback),
+            move |server, host, _, capture| captured(server, host, capture, scrollback, tokens),
+        ))
+    }
+}
+
+impl StepSummary for CaptureEntry {
+    fn summary(&self) -> String {
+        summary_of(&[], &self.text, &self.cursor)
     }
 }
 
@@ -180,19 +215,16 @@ pub(crate) fn captured(
 /// `capture_since`.
 pub(crate) struct CaptureSince;
 
-/// Arguments of `capture_since`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CaptureSinceParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Cursor from an earlier call on this pane.
-    #[schemars(length(min = 1, max = 64))]
-    pub cursor: String,
-    /// Default 2000.
-    #[schemars(range(min = 100, max = 100000))]
-    pub max_tokens: Option<u32>,
+pane_params! {
+    /// Arguments of `capture_since`.
+    pub struct CaptureSinceParams {
+        /// Cursor from an earlier call on this pane.
+        #[schemars(length(min = 1, max = 64))]
+        pub cursor: String,
+        /// Default 2000.
+        #[schemars(range(min = 100, max = 100000))]
+        pub max_tokens: Option<u32>,
+    }
 }
 
 /// Result of `capture_since`.
@@ -234,6 +266,43 @@ impl Tool for CaptureSince {
         _: &CallContext,
     ) -> Outcome {
         capture_since(server, params).await
+    }
+}
+
+impl StepTool for CaptureSince {
+    type StepParams = CaptureSinceParams;
+
+    fn target(params: &CaptureSinceParams) -> &str {
+        &params.pane
+    }
+
+    async fn plan<'a>(
+        params: CaptureSinceParams,
+        at: &StepPlace<'a>,
+    ) -> ToolResult<PlannedJobStep<'a>> {
+        let since = match at.cursor(&params.cursor) {
+            Ok(since) => since,
+            Err(error) => return Ok(PlannedStep::Refused(error.into_engine())),
+        };
+        let tokens = at.text_budget(params.max_tokens);
+        Ok(at.job(
+            params.pane,
+            Some(since),
+            (WorkKind::CaptureSince, None),
+            |engine, pane, since| async move {
+                let since = since.ok_or_else(|| {
+                    termpilot_tmux::Error::InvalidArgument("capture_since needs a cursor".into())
+                })?;
+                engine.read_since(pane, since).await
+            },
+            move |server, host, pane, read| read_since(server, host, pane, read, tokens),
+        ))
+    }
+}
+
+impl StepSummary for SinceEntry {
+    fn summary(&self) -> String {
+        summary_of(&[], &self.text, &self.cursor)
     }
 }
 

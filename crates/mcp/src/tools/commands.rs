@@ -4,8 +4,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{CommandEnd, CommandReport, NotRun, StepWork, WorkKind};
+use termpilot_tmux::{CommandEnd, CommandReport, NotRun, PlannedStep, StepWork, WorkKind};
 
+use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::params::pane_params;
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
@@ -25,25 +27,22 @@ const OUTPUT_TOKENS: u32 = 400;
 /// `run_command`.
 pub(crate) struct RunCommand;
 
-/// Arguments of `run_command`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunCommandParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Command line, as typed at the prompt.
-    #[schemars(length(min = 1, max = 16384))]
-    pub command: String,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
-    #[schemars(range(min = 0, max = 600000))]
-    pub input_settle_ms: Option<u64>,
-    /// Default 400.
-    #[schemars(range(min = 100, max = 100000))]
-    pub max_tokens: Option<u32>,
+pane_params! {
+    /// Arguments of `run_command`.
+    pub struct RunCommandParams {
+        /// Command line, as typed at the prompt.
+        #[schemars(length(min = 1, max = 16384))]
+        pub command: String,
+        /// Default 30.
+        #[schemars(range(min = 0.001, max = 86400.0))]
+        pub timeout_s: Option<f64>,
+        /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+        #[schemars(range(min = 0, max = 600000))]
+        pub input_settle_ms: Option<u64>,
+        /// Default 400.
+        #[schemars(range(min = 100, max = 100000))]
+        pub max_tokens: Option<u32>,
+    }
 }
 
 /// Result of `run_command` and `wait_for_command`.
@@ -139,6 +138,59 @@ impl Tool for RunCommand {
         let command = Piece::field(arguments, "command");
         Piece::of(arguments, command, true)
     }
+}
+
+impl StepTool for RunCommand {
+    type StepParams = RunCommandParams;
+
+    fn target(params: &RunCommandParams) -> &str {
+        &params.pane
+    }
+
+    async fn plan<'a>(params: RunCommandParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+        if let Err(error) = refuse_nul(&params.command) {
+            return Ok(PlannedStep::Refused(error.into_engine()));
+        }
+        let timeout = at.server.wait_time(params.timeout_s);
+        let settle = crate::awaiting::settle(params.input_settle_ms);
+        let tokens = at.text_budget(params.max_tokens);
+        let command = params.command;
+        Ok(at.job(
+            params.pane,
+            None,
+            (WorkKind::RunCommand, Some(timeout)),
+            move |engine, pane, _| async move {
+                (engine.run_command_or_input(pane, &command, timeout, settle)).await
+            },
+            move |server, host, _, report| command_done(server, host, report, tokens),
+        ))
+    }
+}
+
+impl StepSummary for CommandEntry {
+    fn summary(&self) -> String {
+        let code = match (&self.exit_code, &self.not_run) {
+            (Some(code), _) => Some(format!("exit code {code}")),
+            (None, Some(why)) => Some(format!("not run ({why})")),
+            (None, None) if self.awaiting_input => Some(awaiting_words(self)),
+            (None, None) => None,
+        };
+        summary_of(code.as_slice(), &self.output, &self.cursor)
+    }
+}
+
+/// A command waiting for input in a few words: at which prompt, and
+/// whether the terminal hides what is typed (answer with type_secret).
+fn awaiting_words(entry: &CommandEntry) -> String {
+    let prompt = entry.prompt.as_deref().unwrap_or_default();
+    let hidden = match entry.secret {
+        Some(true) => ", secret",
+        _ => "",
+    };
+    format!(
+        "awaiting input at '{prompt}'{hidden}, command_id {}",
+        entry.command_id.as_deref().unwrap_or_default()
+    )
 }
 
 pub(crate) async fn run_command(

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{Cursor, Input, Key, PaneId};
+use termpilot_tmux::{Cursor, Input, Key, Keystrokes, PaneId};
 
 use crate::address::{Host, pane};
 use crate::approval::Piece;
@@ -12,6 +12,8 @@ use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
+use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::params::pane_params;
 use super::then_wait::{self, InputWait};
 
 /// Longest `send_keys` text; longer input belongs in `paste_text`.
@@ -56,40 +58,24 @@ pub(crate) fn refuse_nul(field: &str, text: &str) -> ToolResult<()> {
 /// `send_keys`.
 pub(crate) struct SendKeys;
 
-/// Arguments of `send_keys`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SendKeysParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Literal text, typed exactly as given.
-    #[schemars(length(max = 65536))]
-    pub text: Option<String>,
-    /// tmux key names pressed after the text.
-    #[schemars(length(max = 256))]
-    pub keys: Option<Vec<KeyName>>,
-    /// Press Enter at the end (default: when text is given).
-    pub enter: Option<bool>,
-}
+pane_params! {
+    /// Arguments of `send_keys` as a batch takes them: the keys.
+    pub struct SendKeysParams {
+        /// Literal text, typed exactly as given.
+        #[schemars(length(max = 65536))]
+        pub text: Option<String>,
+        /// tmux key names pressed after the text.
+        #[schemars(length(max = 256))]
+        pub keys: Option<Vec<KeyName>>,
+        /// Press Enter at the end (default: when text is given).
+        pub enter: Option<bool>,
+    }
 
-/// Arguments of the `send_keys` tool: [`SendKeysParams`] (the keys, as a
-/// batch takes them too) and what to wait for after them.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SendKeysCall {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Literal text, typed exactly as given.
-    #[schemars(length(max = 65536))]
-    pub text: Option<String>,
-    /// tmux key names pressed after the text.
-    #[schemars(length(max = 256))]
-    pub keys: Option<Vec<KeyName>>,
-    /// Press Enter at the end (default: when text is given).
-    pub enter: Option<bool>,
-    pub wait: Option<InputWait>,
+    /// Arguments of the `send_keys` tool: [`SendKeysParams`] and what to wait
+    /// for after them.
+    pub struct SendKeysCall with {
+        pub wait: Option<InputWait>,
+    }
 }
 
 /// One tmux key name, such as "Enter", "C-c", "M-x", "F5", "Up" or a single character.
@@ -121,8 +107,11 @@ impl Tool for SendKeys {
     /// Text, keys and Enter as the bytes the terminal gets: key names
     /// and hex keys spell input as text does.
     fn typed(arguments: &Value) -> Vec<Piece> {
-        let Ok(params) = SendKeysParams::deserialize(arguments) else {
-            return Vec::new();
+        // A batch's step comes without `wait`, the tool's call with or
+        // without it.
+        let params = match SendKeysCall::deserialize(arguments) {
+            Ok(call) => call.split().0,
+            Err(_) => return Vec::new(),
         };
         match checked_input(&params, "") {
             Ok(input) => Piece::keys(&params.pane, termpilot_tmux::gate::input_bytes(&input)),
@@ -132,23 +121,31 @@ impl Tool for SendKeys {
     }
 }
 
-impl SendKeysCall {
-    /// The keys to send, and the wait after them.
-    fn split(self) -> (SendKeysParams, Option<InputWait>) {
-        let SendKeysCall {
-            pane,
-            text,
-            keys,
-            enter,
-            wait,
-        } = self;
-        let params = SendKeysParams {
-            pane,
-            text,
-            keys,
-            enter,
-        };
-        (params, wait)
+impl StepTool for SendKeys {
+    type StepParams = SendKeysParams;
+    const RETURNS_TEXT: bool = false;
+
+    fn target(params: &SendKeysParams) -> &str {
+        &params.pane
+    }
+
+    fn typed_len(params: &SendKeysParams) -> usize {
+        params.text.as_ref().map_or(0, String::len)
+    }
+
+    /// Bad keystrokes refuse the whole batch.
+    async fn plan<'a>(
+        params: SendKeysParams,
+        at: &StepPlace<'a>,
+    ) -> ToolResult<PlannedJobStep<'a>> {
+        let keys = Keystrokes::Type(checked_input(&params, &at.prefix())?);
+        at.keys(&params.pane, keys).await
+    }
+}
+
+impl StepSummary for SentEntry {
+    fn summary(&self) -> String {
+        summary_of(&[], "", &self.cursor)
     }
 }
 
@@ -191,44 +188,26 @@ fn validate_keys(keys: &[KeyName], prefix: &str) -> ToolResult<Vec<Key>> {
 /// `paste_text`.
 pub(crate) struct PasteText;
 
-/// Arguments of `paste_text`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PasteTextParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Text to paste, exactly as given.
-    #[schemars(length(min = 1, max = 1048576))]
-    pub text: String,
-    /// Bracketed-paste markers when the program asked for them; refuses text containing
-    /// ESC[200~ or ESC[201~.
-    #[serde(default = "yes")]
-    pub bracketed: bool,
-    /// Press Enter after the paste.
-    #[serde(default)]
-    pub enter: bool,
-}
+pane_params! {
+    /// Arguments of `paste_text` as a batch takes them: the paste.
+    pub struct PasteTextParams {
+        /// Text to paste, exactly as given.
+        #[schemars(length(min = 1, max = 1048576))]
+        pub text: String,
+        /// Markers when the program asked for them; refuses text with ESC[200~ or ESC[201~.
+        #[serde(default = "yes")]
+        pub bracketed: bool,
+        /// Press Enter after the paste.
+        #[serde(default)]
+        pub enter: bool,
+    }
 
-/// Arguments of the `paste_text` tool: [`PasteTextParams`] (as a batch
-/// takes them too) and what to wait for after the paste.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PasteTextCall {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Text to paste, exactly as given.
-    #[schemars(length(min = 1, max = 1048576))]
-    pub text: String,
-    /// Markers when the program asked for them; refuses text with ESC[200~ or ESC[201~.
-    #[serde(default = "yes")]
-    pub bracketed: bool,
-    /// Press Enter after the paste.
-    #[serde(default)]
-    pub enter: bool,
-    /// Then wait, as send_keys's wait.for.
-    pub wait: Option<PasteWait>,
+    /// Arguments of the `paste_text` tool: [`PasteTextParams`] and what to
+    /// wait for after the paste.
+    pub struct PasteTextCall with {
+        /// Then wait, as send_keys's wait.for.
+        pub wait: Option<PasteWait>,
+    }
 }
 
 /// What `paste_text` waits for after the paste.
@@ -269,7 +248,8 @@ impl Tool for PasteText {
     type Params = PasteTextCall;
     type Output = SentEntry;
 
-    async fn call(server: &TermpilotServer, params: PasteTextCall, call: &CallContext) -> Outcome {
+    async fn call(server: &TermpilotServer, call: PasteTextCall, context: &CallContext) -> Outcome {
+        let (params, wait) = call.split();
         refuse_nul("text", &params.text)?;
         let pane = pane(server, &params.pane).await?;
         let cursor = pane
@@ -277,15 +257,65 @@ impl Tool for PasteText {
             .paste(pane.id, &params.text, params.bracketed, params.enter)
             .await?;
         let sent = sent(&pane.host, pane.id, cursor);
-        let wait = params.wait.map(PasteWait::as_input_wait);
-        then_wait::then_wait(server, call, &pane, cursor, wait, sent).await
+        let wait = wait.map(PasteWait::as_input_wait);
+        then_wait::then_wait(server, context, &pane, cursor, wait, sent).await
     }
 
     fn typed(arguments: &Value) -> Vec<Piece> {
-        let Ok(params) = PasteTextParams::deserialize(arguments) else {
-            return Vec::new();
+        let params = match PasteTextCall::deserialize(arguments) {
+            Ok(call) => call.split().0,
+            Err(_) => return Vec::new(),
         };
         let bytes = termpilot_tmux::gate::paste_bytes(&params.text, params.enter);
         Piece::keys(&params.pane, bytes)
+    }
+}
+
+impl StepTool for PasteText {
+    type StepParams = PasteTextParams;
+    const RETURNS_TEXT: bool = false;
+
+    fn target(params: &PasteTextParams) -> &str {
+        &params.pane
+    }
+
+    fn typed_len(params: &PasteTextParams) -> usize {
+        params.text.len()
+    }
+
+    /// Text with a NUL refuses the whole batch.
+    async fn plan<'a>(
+        params: PasteTextParams,
+        at: &StepPlace<'a>,
+    ) -> ToolResult<PlannedJobStep<'a>> {
+        refuse_nul(&at.field("text"), &params.text)?;
+        let keys = Keystrokes::Paste {
+            text: params.text,
+            bracketed: params.bracketed,
+            enter: params.enter,
+        };
+        at.keys(&params.pane, keys).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_call_that_waits_after_typing_still_says_what_it_types() {
+        let keys = json!({"pane": "%1", "text": "make", "wait": {"for": "command"}});
+        let typed = SendKeys::typed(&keys);
+        assert_eq!(typed.len(), 1, "{typed:?}");
+        assert_eq!(
+            (typed[0].pane.as_str(), typed[0].text.as_str()),
+            ("%1", "make\n")
+        );
+        let paste = json!({"pane": "%1", "text": "ls", "enter": true, "wait": "idle"});
+        let typed = PasteText::typed(&paste);
+        assert_eq!(typed.len(), 1, "{typed:?}");
+        assert_eq!(typed[0].text, "ls\n");
     }
 }

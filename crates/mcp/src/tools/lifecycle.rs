@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use termpilot_tmux::{Created, Killed, NewSession, NewWindow, Split, SplitDirection};
 
 use super::input::refuse_nul;
+use super::params::pane_params;
 use crate::address::{self, Host};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
@@ -251,27 +252,25 @@ pub enum Direction {
     Above,
 }
 
-/// Arguments of `split_pane`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SplitPaneParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Default right.
-    #[serde(default)]
-    pub direction: Direction,
-    /// Cells ("20") or percent ("30%"); default half.
-    #[schemars(regex(pattern = r"^[0-9]{1,4}%?$"))]
-    pub size: Option<String>,
-    /// Run this instead of a shell; the pane closes when it exits.
-    #[schemars(length(min = 1, max = 16384))]
-    pub command: Option<String>,
-    /// Working directory (absolute).
-    #[schemars(length(min = 1, max = 4096))]
-    pub cwd: Option<String>,
-    /// Environment variables.
-    pub env: Option<BTreeMap<String, String>>,
+pane_params! {
+    /// Arguments of `split_pane`.
+    #[derive(Default)]
+    pub struct SplitPaneParams {
+        /// Default right.
+        #[serde(default)]
+        pub direction: Direction,
+        /// Cells ("20") or percent ("30%"); default half.
+        #[schemars(regex(pattern = r"^[0-9]{1,4}%?$"))]
+        pub size: Option<String>,
+        /// Run this instead of a shell; the pane closes when it exits.
+        #[schemars(length(min = 1, max = 16384))]
+        pub command: Option<String>,
+        /// Working directory (absolute).
+        #[schemars(length(min = 1, max = 4096))]
+        pub cwd: Option<String>,
+        /// Environment variables.
+        pub env: Option<BTreeMap<String, String>>,
+    }
 }
 
 impl Tool for SplitPane {
@@ -412,13 +411,10 @@ impl Tool for KillWindow {
 /// `kill_pane`.
 pub(crate) struct KillPane;
 
-/// Arguments of `kill_pane`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct KillPaneParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
+pane_params! {
+    /// Arguments of `kill_pane`.
+    pub struct KillPaneParams {
+    }
 }
 
 impl Tool for KillPane {

@@ -3,10 +3,12 @@
 //! [`crate::catalog::Tool`]).
 
 pub(crate) mod batch;
+pub(crate) mod batch_step;
 pub(crate) mod capture;
 pub(crate) mod commands;
 pub(crate) mod input;
 pub(crate) mod lifecycle;
+pub(crate) mod params;
 pub(crate) mod picture;
 pub(crate) mod recording;
 pub(crate) mod run_batch;

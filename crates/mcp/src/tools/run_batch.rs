@@ -1,6 +1,8 @@
 //! `run_batch`: a pipeline of steps, each one of the single tools, run by
-//! the engine ([`termpilot_tmux::Engine::run_steps`]); here the steps are
-//! checked and planned, and their outcomes shown as their tools show them.
+//! the engine ([`termpilot_tmux::Engine::run_steps`]). The tools a step may
+//! call are listed once, in `step_tools!` below; each says in its own module
+//! how its arguments become a step ([`StepTool`]). Here the steps are parsed
+//! and planned, and their results gathered.
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -9,23 +11,20 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{
-    BatchOp, Keystrokes, PaneId, Scrollback, Step, StepDriver, StepOutcome, StepStatus, StepWork,
-};
+use termpilot_tmux::{PaneId, StepDriver, StepStatus, StepWork};
 use tokio::sync::watch;
 
-use super::batch::{OnError, OneHost, batch_pane, check_text_total, items, one_host, stopped_at};
-use super::capture::{self, CapturePane, CapturePaneParams, CaptureSince, CaptureSinceParams};
-use super::commands::{self, RunCommand, RunCommandParams};
-use super::input::{
-    self, PasteText, PasteTextParams, SendKeys, SendKeysParams, checked_input, refuse_nul,
-};
-use super::waits::{self, WaitForIdle, WaitForIdleParams, WaitForText, WaitForTextParams};
+use super::batch::{OnError, OneHost, check_text_total, items, one_host, stopped_at};
+use super::batch_step::{JobReply, PlannedJobStep, ShownResult, StepPlace, StepTool, shown_result};
+use super::capture::{CapturePane, CaptureSince};
+use super::commands::RunCommand;
+use super::input::{self, PasteText, SendKeys};
+use super::waits::{WaitForIdle, WaitForText};
 use crate::address::{self, Host};
 use crate::approval::Piece;
 use crate::catalog::{self, Effect, Nested, Outcome, Tool};
 use crate::error::ToolResult;
-use crate::server::{CallContext, Done, Reply, TermpilotServer};
+use crate::server::{CallContext, Done, TermpilotServer};
 use crate::toolset::Toolset;
 
 type Result<T> = ToolResult<T>;
@@ -36,46 +35,89 @@ const RUN_BATCH_TOKENS: u32 = 4_000;
 /// `run_batch`.
 pub(crate) struct RunBatch;
 
-/// One step of `run_batch`: `op` names the tool, the other fields are that tool's
-/// arguments. In `since` (wait_for_text) and `cursor` (capture_since), "$prev" means the
-/// cursor of the latest earlier step that returned one, and "$N" the cursor of step N
-/// (counted from 0).
-///
-/// Its published schema only names the tools (one `oneOf` variant per `op`): a step's
-/// arguments are those of its tool, published once in that tool's schema and checked
-/// against it at run time.
-#[derive(Debug)]
-pub enum BatchStep {
-    /// Arguments of send_keys.
-    SendKeys(SendKeysParams),
-    /// Arguments of paste_text.
-    PasteText(PasteTextParams),
-    /// Arguments of wait_for_text.
-    WaitForText(WaitForTextParams),
-    /// Arguments of wait_for_idle.
-    WaitForIdle(WaitForIdleParams),
-    /// Arguments of capture_pane.
-    CapturePane(CapturePaneParams),
-    /// Arguments of capture_since.
-    CaptureSince(CaptureSinceParams),
-    /// Arguments of run_command.
-    RunCommand(RunCommandParams),
+/// Declares the tools a step may call, each a [`StepTool`]: the enum of a
+/// step's arguments by tool ([`StepArgs`]), its parser and what the batch
+/// asks of any step.
+macro_rules! step_tools {
+    ($($tool:ident),+ $(,)?) => {
+        /// One step of `run_batch`: `op` names the tool, the other fields are
+        /// that tool's arguments. In `since` (wait_for_text) and `cursor`
+        /// (capture_since), "$prev" means the cursor of the latest earlier step
+        /// that returned one, and "$N" the cursor of step N (counted from 0).
+        ///
+        /// Its published schema only names the tools (one `oneOf` variant per
+        /// `op`): a step's arguments are those of its tool, published once in
+        /// that tool's schema and checked against it at run time.
+        #[derive(Debug)]
+        pub enum StepArgs {
+            $(
+                #[doc = concat!("Arguments of the tool [`", stringify!($tool), "`].")]
+                $tool(<$tool as StepTool>::StepParams),
+            )+
+        }
+
+        impl StepArgs {
+            /// The tools a step may call, as `op` names them.
+            pub const OPS: &'static [&'static str] = &[$($tool::NAME),+];
+
+            /// The arguments of a step calling `op`; `None` when no step
+            /// tool has that name.
+            fn parse(op: &str, arguments: Value) -> Option<serde_json::Result<StepArgs>> {
+                match op {
+                    $($tool::NAME => Some(serde_json::from_value(arguments).map(StepArgs::$tool)),)+
+                    _ => None,
+                }
+            }
+
+            /// The tool, as `op` names it.
+            fn op(&self) -> &'static str {
+                match self {
+                    $(StepArgs::$tool(_) => $tool::NAME,)+
+                }
+            }
+
+            /// Whether the tool's result carries text.
+            fn returns_text(&self) -> bool {
+                match self {
+                    $(StepArgs::$tool(_) => $tool::RETURNS_TEXT,)+
+                }
+            }
+
+            /// The pane target the step names.
+            fn target(&self) -> &str {
+                match self {
+                    $(StepArgs::$tool(params) => $tool::target(params),)+
+                }
+            }
+
+            /// Bytes of text the step types.
+            fn typed_len(&self) -> usize {
+                match self {
+                    $(StepArgs::$tool(params) => $tool::typed_len(params),)+
+                }
+            }
+
+            /// The engine's step.
+            async fn plan<'a>(self, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+                match self {
+                    $(StepArgs::$tool(params) => $tool::plan(params, at).await,)+
+                }
+            }
+        }
+    };
 }
 
-impl BatchStep {
-    /// The tools a step may call, as `op` names them.
-    pub const OPS: [&'static str; 7] = [
-        SendKeys::NAME,
-        PasteText::NAME,
-        WaitForText::NAME,
-        WaitForIdle::NAME,
-        CapturePane::NAME,
-        CaptureSince::NAME,
-        RunCommand::NAME,
-    ];
+step_tools! {
+    SendKeys,
+    PasteText,
+    WaitForText,
+    WaitForIdle,
+    CapturePane,
+    CaptureSince,
+    RunCommand,
 }
 
-impl<'de> Deserialize<'de> for BatchStep {
+impl<'de> Deserialize<'de> for StepArgs {
     /// `{"op": tool, ...that tool's arguments}`.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
         let mut fields = serde_json::Map::<String, Value>::deserialize(deserializer)?;
@@ -88,29 +130,21 @@ impl<'de> Deserialize<'de> for BatchStep {
             }
             None => return Err(D::Error::missing_field("op")),
         };
-        let arguments = Value::Object(fields);
-        let step = match op.as_str() {
-            SendKeys::NAME => serde_json::from_value(arguments).map(BatchStep::SendKeys),
-            PasteText::NAME => serde_json::from_value(arguments).map(BatchStep::PasteText),
-            WaitForText::NAME => serde_json::from_value(arguments).map(BatchStep::WaitForText),
-            WaitForIdle::NAME => serde_json::from_value(arguments).map(BatchStep::WaitForIdle),
-            CapturePane::NAME => serde_json::from_value(arguments).map(BatchStep::CapturePane),
-            CaptureSince::NAME => serde_json::from_value(arguments).map(BatchStep::CaptureSince),
-            RunCommand::NAME => serde_json::from_value(arguments).map(BatchStep::RunCommand),
-            other => return Err(D::Error::unknown_variant(other, &BatchStep::OPS)),
-        };
-        step.map_err(D::Error::custom)
+        match StepArgs::parse(&op, Value::Object(fields)) {
+            Some(step) => step.map_err(D::Error::custom),
+            None => Err(D::Error::unknown_variant(&op, StepArgs::OPS)),
+        }
     }
 }
 
-impl JsonSchema for BatchStep {
+impl JsonSchema for StepArgs {
     fn schema_name() -> Cow<'static, str> {
         "BatchStep".into()
     }
 
     /// One variant per tool, tagged by `op` as serde reads it.
     fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
-        let variants: Vec<Schema> = BatchStep::OPS
+        let variants: Vec<Schema> = StepArgs::OPS
             .iter()
             .map(|op| {
                 json_schema!({
@@ -130,7 +164,7 @@ impl JsonSchema for BatchStep {
 pub struct RunBatchParams {
     /// Steps in order; all text at most 1 MiB.
     #[schemars(length(min = 1, max = 100))]
-    pub steps: Vec<BatchStep>,
+    pub steps: Vec<StepArgs>,
     /// Default stop.
     #[serde(default)]
     pub on_error: OnError,
@@ -230,167 +264,30 @@ fn steps(arguments: &Value) -> impl Iterator<Item = (usize, &str, &Value)> {
         .enumerate()
         .filter_map(|(index, step)| {
             let op = step.get("op").and_then(Value::as_str)?;
-            BatchStep::OPS.contains(&op).then_some((index, op, step))
+            StepArgs::OPS.contains(&op).then_some((index, op, step))
         })
 }
 
-/// How a planned step's outcome is shown: its tool, and the budget and
-/// scrollback its result is rendered with.
-struct Shown {
-    op: &'static str,
-    max_tokens: Option<u32>,
-    scrollback: Scrollback,
-}
-
-impl Shown {
-    fn new(op: &'static str, max_tokens: Option<u32>) -> Shown {
-        Shown {
-            op,
-            max_tokens,
-            scrollback: Scrollback::None,
-        }
-    }
-}
-
-impl BatchStep {
-    fn op(&self) -> &'static str {
-        match self {
-            BatchStep::SendKeys(_) => SendKeys::NAME,
-            BatchStep::PasteText(_) => PasteText::NAME,
-            BatchStep::WaitForText(_) => WaitForText::NAME,
-            BatchStep::WaitForIdle(_) => WaitForIdle::NAME,
-            BatchStep::CapturePane(_) => CapturePane::NAME,
-            BatchStep::CaptureSince(_) => CaptureSince::NAME,
-            BatchStep::RunCommand(_) => RunCommand::NAME,
-        }
-    }
-
-    fn returns_text(&self) -> bool {
-        !matches!(self, BatchStep::SendKeys(_) | BatchStep::PasteText(_))
-    }
-
-    /// The pane the step names.
-    fn pane(&self) -> &str {
-        match self {
-            BatchStep::SendKeys(p) => &p.pane,
-            BatchStep::PasteText(p) => &p.pane,
-            BatchStep::WaitForText(p) => &p.pane,
-            BatchStep::WaitForIdle(p) => &p.pane,
-            BatchStep::CapturePane(p) => &p.pane,
-            BatchStep::CaptureSince(p) => &p.pane,
-            BatchStep::RunCommand(p) => &p.pane,
-        }
-    }
-
-    fn text_len(&self) -> usize {
-        match self {
-            BatchStep::SendKeys(p) => p.text.as_ref().map_or(0, String::len),
-            BatchStep::PasteText(p) => p.text.len(),
-            _ => 0,
-        }
-    }
-}
-
-/// The engine's steps for `steps`, and how each is shown. Everything that
-/// can be checked before a step runs is: a problem with keystrokes refuses
-/// the whole batch (nothing is sent), a problem with another step fails
-/// that step when its turn comes.
-async fn plan(
-    server: &TermpilotServer,
-    batch: &OneHost,
-    steps: Vec<BatchStep>,
+/// The engine's steps for `steps`. Everything that can be checked before a
+/// step runs is: a problem with keystrokes refuses the whole batch (nothing
+/// is sent), a problem with another step fails that step when its turn
+/// comes.
+async fn plan<'a>(
+    server: &'a TermpilotServer,
+    batch: &'a OneHost,
+    steps: Vec<StepArgs>,
     share: u32,
-) -> Result<Vec<(Step, Shown)>> {
-    let text_total = steps.iter().map(BatchStep::text_len).sum();
-    let budget = |own: Option<u32>| Some(own.map_or(share, |own| own.min(share)));
-    let at_least = |tokens: Option<u32>| tokens.map(|t| t.max(100));
+) -> Result<Vec<PlannedJobStep<'a>>> {
+    let text_total = steps.iter().map(StepArgs::typed_len).sum();
     let mut planned = Vec::with_capacity(steps.len());
     for (index, step) in steps.into_iter().enumerate() {
-        let op = step.op();
-        let prefix = format!("steps[{index}].");
-        let field = format!("{prefix}pane");
-        let (step, shown) = match step {
-            BatchStep::SendKeys(p) => {
-                let keys = Keystrokes::Type(checked_input(&p, &prefix)?);
-                let pane = batch_pane(server, batch, &p.pane, &field).await?;
-                (Step::Keys(BatchOp { pane, keys }), Shown::new(op, None))
-            }
-            BatchStep::PasteText(p) => {
-                refuse_nul(&format!("{prefix}text"), &p.text)?;
-                let pane = batch_pane(server, batch, &p.pane, &field).await?;
-                let keys = Keystrokes::Paste {
-                    text: p.text,
-                    bracketed: p.bracketed,
-                    enter: p.enter,
-                };
-                (Step::Keys(BatchOp { pane, keys }), Shown::new(op, None))
-            }
-            BatchStep::WaitForText(p) => {
-                let (wait, settle) = waits::text_wait(server, &p);
-                let since = (p.since.as_deref())
-                    .map(|s| address::step_cursor(server, &batch.host, s, index));
-                let step = match since.transpose() {
-                    Ok(since) => Step::WaitForText {
-                        pane: p.pane,
-                        wait,
-                        since,
-                        settle,
-                    },
-                    Err(error) => Step::Refused(error.into_engine()),
-                };
-                (step, Shown::new(op, budget(p.max_tokens)))
-            }
-            BatchStep::WaitForIdle(p) => {
-                let idle = waits::idle_wait(server, &p);
-                let step = Step::WaitForIdle {
-                    pane: p.pane,
-                    quiet: idle.quiet,
-                    timeout: idle.timeout,
-                    settle: idle.settle,
-                };
-                (step, Shown::new(op, None))
-            }
-            BatchStep::CapturePane(p) => {
-                if p.format.is_some() {
-                    return Err(crate::error::ToolError::refused(format!(
-                        "{prefix}format: a batch returns text only; call capture_pane for a picture"
-                    )));
-                }
-                let scrollback = capture::scrollback(p.scrollback);
-                let shown = Shown {
-                    scrollback,
-                    ..Shown::new(op, at_least(budget(p.max_tokens)))
-                };
-                let step = Step::Capture {
-                    pane: p.pane,
-                    scrollback,
-                };
-                (step, shown)
-            }
-            BatchStep::CaptureSince(p) => {
-                let step = match address::step_cursor(server, &batch.host, &p.cursor, index) {
-                    Ok(since) => Step::CaptureSince {
-                        pane: p.pane,
-                        since,
-                    },
-                    Err(error) => Step::Refused(error.into_engine()),
-                };
-                (step, Shown::new(op, at_least(budget(p.max_tokens))))
-            }
-            BatchStep::RunCommand(p) => {
-                let step = match commands::refuse_nul(&p.command) {
-                    Ok(()) => Step::RunCommand {
-                        pane: p.pane,
-                        timeout: server.wait_time(p.timeout_s),
-                        settle: crate::awaiting::settle(p.input_settle_ms),
-                        command: p.command,
-                    },
-                    Err(error) => Step::Refused(error.into_engine()),
-                };
-                (step, Shown::new(op, at_least(budget(p.max_tokens))))
-            }
+        let at = StepPlace {
+            server,
+            batch,
+            index,
+            share,
         };
-        planned.push((step, shown));
+        planned.push(step.plan(&at).await?);
     }
     check_text_total(text_total)?;
     Ok(planned)
@@ -404,11 +301,9 @@ async fn run_batch(
     let started = Instant::now();
     let texts = params.steps.iter().filter(|s| s.returns_text()).count();
     let share = (params.max_tokens.unwrap_or(RUN_BATCH_TOKENS) / texts.max(1) as u32).max(100);
-    let batch = one_host(server, params.steps.iter().map(BatchStep::pane)).await?;
-    let (steps, shown): (Vec<Step>, Vec<Shown>) = plan(server, &batch, params.steps, share)
-        .await?
-        .into_iter()
-        .unzip();
+    let batch = one_host(server, params.steps.iter().map(StepArgs::target)).await?;
+    let ops: Vec<&'static str> = params.steps.iter().map(StepArgs::op).collect();
+    let steps = plan(server, &batch, params.steps, share).await?;
     let stop = params.on_error == OnError::Stop;
     let driver = Driver {
         server,
@@ -417,13 +312,13 @@ async fn run_batch(
     };
     let cancel = call.cancellation();
     let statuses = batch.engine.run_steps(steps, stop, &cancel, &driver).await;
-    let entries = shown
+    let entries = ops
         .into_iter()
         .zip(statuses)
         .enumerate()
-        .map(|(index, (shown, status))| step_entry(server, &batch.host, index, shown, status))
+        .map(|(index, (op, status))| step_entry(&batch.host, index, op, status))
         .collect();
-    let entry = summary(entries, params.on_error, started);
+    let entry = batch_entry(entries, params.on_error, started);
     let text = batch_text(&entry);
     Done::new(&entry, text)
 }
@@ -478,147 +373,37 @@ const NOT_RUN: &str = "not run: the batch stopped before this step";
 
 /// A step's entry: its result as its tool shows it, or why it failed or
 /// did not run.
-fn step_entry(
-    server: &TermpilotServer,
-    host: &Host,
-    index: usize,
-    shown: Shown,
-    status: StepStatus,
-) -> StepEntry {
-    let entry = |error: Option<String>, result: Option<(Value, String)>, ran| {
-        let (result, summary) = result.unzip();
-        StepEntry {
-            index,
-            op: shown.op.to_owned(),
-            ok: error.is_none() && ran,
-            error,
-            result,
-            ran,
-            summary: summary.unwrap_or_default(),
+fn step_entry(host: &Host, index: usize, op: &str, status: StepStatus<JobReply>) -> StepEntry {
+    let (error, shown, ran) = match status {
+        StepStatus::Skipped => (Some(NOT_RUN.to_owned()), None, false),
+        StepStatus::Failed(error) => (Some(error.to_string()), None, true),
+        StepStatus::Sent { pane, cursor } => {
+            shown_or_error(shown_result(input::sent(host, pane, cursor)))
         }
+        StepStatus::Done { result, .. } => shown_or_error(result.shown),
     };
-    match status {
-        StepStatus::Skipped => entry(Some(NOT_RUN.to_owned()), None, false),
-        StepStatus::Failed(error) => entry(Some(error.to_string()), None, true),
-        StepStatus::Done { pane, outcome } => {
-            match shown_result(server, host, &shown, pane, outcome) {
-                Ok(result) => entry(None, Some(result), true),
-                Err(error) => entry(Some(error.to_string()), None, true),
-            }
-        }
+    let (result, summary) = shown.map(|s| (s.structured, s.summary)).unzip();
+    StepEntry {
+        index,
+        op: op.to_owned(),
+        ok: error.is_none() && ran,
+        error,
+        result,
+        ran,
+        summary: summary.unwrap_or_default(),
     }
 }
 
-/// A step's result exactly as its tool returns it, and a short text form.
-fn shown_result(
-    server: &TermpilotServer,
-    host: &Host,
-    shown: &Shown,
-    pane: PaneId,
-    outcome: StepOutcome,
-) -> Result<(Value, String)> {
-    let tokens = shown.max_tokens;
-    match outcome {
-        StepOutcome::Sent(cursor) => summed(input::sent(host, pane, cursor)),
-        StepOutcome::Waited(report) => {
-            summed(waits::wait_done(server, host, pane, report, tokens)?)
-        }
-        StepOutcome::Captured(capture) => summed(capture::captured(
-            server,
-            host,
-            capture,
-            shown.scrollback,
-            tokens,
-        )?),
-        StepOutcome::Read(read) => summed(capture::read_since(server, host, pane, read, tokens)?),
-        StepOutcome::Ran(report) => summed(commands::command_done(server, host, report, tokens)?),
+/// A step that ran: its error, or its result as shown.
+fn shown_or_error(shown: Result<ShownResult>) -> (Option<String>, Option<ShownResult>, bool) {
+    match shown {
+        Ok(shown) => (None, Some(shown), true),
+        Err(error) => (Some(error.to_string()), None, true),
     }
 }
 
-/// A result as a step shows it: its structured content, and its outcome
-/// and its text, if any, in a few words.
-fn summed<T: Serialize + StepSummary>(reply: Reply<T>) -> Result<(Value, String)> {
-    let summary = reply.entry.summary();
-    let done = reply.done()?;
-    Ok((done.structured, summary))
-}
-
-/// A single tool's result in a batch's text.
-trait StepSummary {
-    /// Its outcome and its text, if any; else that it went well and where
-    /// its cursor is.
-    fn summary(&self) -> String;
-}
-
-/// The summary of a result with these outcome words, this text and this
-/// cursor.
-fn summary_of(parts: &[String], body: &str, cursor: &str) -> String {
-    let mut out = parts.join(", ");
-    if !body.is_empty() {
-        out.push('\n');
-        out.push_str(body);
-    }
-    if out.is_empty() {
-        out = format!("ok, cursor {cursor}");
-    }
-    out
-}
-
-impl StepSummary for input::SentEntry {
-    fn summary(&self) -> String {
-        summary_of(&[], "", &self.cursor)
-    }
-}
-
-impl StepSummary for waits::WaitEntry {
-    fn summary(&self) -> String {
-        summary_of(
-            std::slice::from_ref(&self.outcome),
-            &self.tail,
-            &self.cursor,
-        )
-    }
-}
-
-impl StepSummary for capture::CaptureEntry {
-    fn summary(&self) -> String {
-        summary_of(&[], &self.text, &self.cursor)
-    }
-}
-
-impl StepSummary for capture::SinceEntry {
-    fn summary(&self) -> String {
-        summary_of(&[], &self.text, &self.cursor)
-    }
-}
-
-impl StepSummary for commands::CommandEntry {
-    fn summary(&self) -> String {
-        let code = match (&self.exit_code, &self.not_run) {
-            (Some(code), _) => Some(format!("exit code {code}")),
-            (None, Some(why)) => Some(format!("not run ({why})")),
-            (None, None) if self.awaiting_input => Some(awaiting_words(self)),
-            (None, None) => None,
-        };
-        summary_of(code.as_slice(), &self.output, &self.cursor)
-    }
-}
-
-/// A command waiting for input in a few words: at which prompt, and
-/// whether the terminal hides what is typed (answer with type_secret).
-fn awaiting_words(entry: &commands::CommandEntry) -> String {
-    let prompt = entry.prompt.as_deref().unwrap_or_default();
-    let hidden = match entry.secret {
-        Some(true) => ", secret",
-        _ => "",
-    };
-    format!(
-        "awaiting input at '{prompt}'{hidden}, command_id {}",
-        entry.command_id.as_deref().unwrap_or_default()
-    )
-}
-
-fn summary(steps: Vec<StepEntry>, on_error: OnError, started: Instant) -> RunBatchEntry {
+/// The batch's result from its steps' entries.
+fn batch_entry(steps: Vec<StepEntry>, on_error: OnError, started: Instant) -> RunBatchEntry {
     let ok: Vec<bool> = steps.iter().map(|s| s.ok).collect();
     let tried: Vec<bool> = steps.iter().map(|s| s.ran).collect();
     let succeeded = ok.iter().filter(|ok| **ok).count();
@@ -650,7 +435,8 @@ fn batch_text(entry: &RunBatchEntry) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::batch_step::StepSummary;
+    use super::super::commands;
 
     fn command(exit_code: Option<i32>) -> commands::CommandEntry {
         commands::CommandEntry {

@@ -9,11 +9,12 @@ use rmcp::model::{
     ServerNotification, ServerRequest,
 };
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 use termpilot_tmux::{AwaitingInput, Cursor, Recipients};
 use tokio::time::Instant;
 
+use super::params::pane_params;
 use crate::address::{Pane, pane};
 use crate::audit::Approval;
 use crate::catalog::{Effect, Outcome, Tool};
@@ -29,21 +30,18 @@ use super::then_wait;
 /// `type_secret`.
 pub(crate) struct TypeSecret;
 
-/// Arguments of `type_secret`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TypeSecretParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// A configured secret's name, or a short name of what is asked (the person types it).
-    #[schemars(length(min = 1, max = 64))]
-    pub name: String,
-    /// Press Enter after it.
-    #[serde(default = "yes")]
-    pub enter: bool,
-    /// As send_keys's wait.for.
-    pub wait: Option<PasteWait>,
+pane_params! {
+    /// Arguments of `type_secret`.
+    pub struct TypeSecretParams {
+        /// A configured secret's name, or a short name of what is asked (the person types it).
+        #[schemars(length(min = 1, max = 64))]
+        pub name: String,
+        /// Press Enter after it.
+        #[serde(default = "yes")]
+        pub enter: bool,
+        /// As send_keys's wait.for.
+        pub wait: Option<PasteWait>,
+    }
 }
 
 fn yes() -> bool {

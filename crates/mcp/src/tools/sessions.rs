@@ -195,6 +195,7 @@ pub struct PaneEntry {
 
 impl PaneEntry {
     fn new(host: &Host, info: PaneInfo) -> Self {
+        let active = info.active();
         PaneEntry {
             host: host.name().to_owned(),
             id: host.qualify(info.id),
@@ -210,7 +211,7 @@ impl PaneEntry {
             pid: info.pid,
             width: info.width,
             height: info.height,
-            active: info.active,
+            active,
             dead: info.dead,
             in_mode: info.in_mode,
             alternate_screen: info.alternate_screen,

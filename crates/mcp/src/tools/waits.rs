@@ -6,9 +6,12 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::{
-    ChannelOutcome, Needle, Outcome as WaitOutcome, StepWork, TextWait, WaitReport, WorkKind,
+    ChannelOutcome, Needle, Outcome as WaitOutcome, PlannedStep, StepWork, TextWait, WaitReport,
+    WorkKind,
 };
 
+use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::params::pane_params;
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
@@ -52,38 +55,35 @@ impl OneOrMany {
     }
 }
 
-/// Arguments of `wait_for_text`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WaitForTextParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Text, or a list of alternatives; matched within one line.
-    pub pattern: OneOrMany,
-    /// Patterns are Rust regexes.
-    #[serde(default)]
-    pub regex: bool,
-    /// Case-sensitive.
-    #[serde(default = "yes")]
-    pub match_case: bool,
-    /// Cursor to scan from (default: now); pass the one send_keys returned.
-    #[schemars(length(min = 1, max = 64))]
-    pub since: Option<String>,
-    /// Patterns that end the wait as "stopped", e.g. "error:".
-    pub stop: Option<OneOrMany>,
-    /// Also match the screen as it is when the wait starts.
-    #[serde(default)]
-    pub include_screen: bool,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
-    #[schemars(range(min = 0, max = 600000))]
-    pub input_settle_ms: Option<u64>,
-    /// Budget of the returned tail (default 300).
-    #[schemars(range(min = 50, max = 100000))]
-    pub max_tokens: Option<u32>,
+pane_params! {
+    /// Arguments of `wait_for_text`.
+    pub struct WaitForTextParams {
+        /// Text, or a list of alternatives; matched within one line.
+        pub pattern: OneOrMany,
+        /// Patterns are Rust regexes.
+        #[serde(default)]
+        pub regex: bool,
+        /// Case-sensitive.
+        #[serde(default = "yes")]
+        pub match_case: bool,
+        /// Cursor to scan from (default: now); pass the one send_keys returned.
+        #[schemars(length(min = 1, max = 64))]
+        pub since: Option<String>,
+        /// Patterns that end the wait as "stopped", e.g. "error:".
+        pub stop: Option<OneOrMany>,
+        /// Also match the screen as it is when the wait starts.
+        #[serde(default)]
+        pub include_screen: bool,
+        /// Default 30.
+        #[schemars(range(min = 0.001, max = 86400.0))]
+        pub timeout_s: Option<f64>,
+        /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+        #[schemars(range(min = 0, max = 600000))]
+        pub input_settle_ms: Option<u64>,
+        /// Budget of the returned tail (default 300).
+        #[schemars(range(min = 50, max = 100000))]
+        pub max_tokens: Option<u32>,
+    }
 }
 
 /// Result of `wait_for_text` and `wait_for_idle`.
@@ -154,6 +154,44 @@ impl Tool for WaitForText {
         call: &CallContext,
     ) -> Outcome {
         wait_for_text(server, params, call).await
+    }
+}
+
+impl StepTool for WaitForText {
+    type StepParams = WaitForTextParams;
+
+    fn target(params: &WaitForTextParams) -> &str {
+        &params.pane
+    }
+
+    async fn plan<'a>(params: WaitForTextParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+        let (wait, settle) = text_wait(at.server, &params);
+        let since = match params.since.as_deref().map(|s| at.cursor(s)).transpose() {
+            Ok(since) => since,
+            Err(error) => return Ok(PlannedStep::Refused(error.into_engine())),
+        };
+        let tokens = at.budget(params.max_tokens);
+        let work = (WorkKind::WaitForText, Some(wait.timeout));
+        Ok(at.job(
+            params.pane,
+            since,
+            work,
+            move |engine, pane, since| async move {
+                let wait = TextWait { since, ..wait };
+                engine.wait_for_text_or_input(pane, &wait, settle).await
+            },
+            move |server, host, pane, report| wait_done(server, host, pane, report, tokens),
+        ))
+    }
+}
+
+impl StepSummary for WaitEntry {
+    fn summary(&self) -> String {
+        summary_of(
+            std::slice::from_ref(&self.outcome),
+            &self.tail,
+            &self.cursor,
+        )
     }
 }
 
@@ -233,22 +271,19 @@ pub(crate) fn text_wait(
 /// `wait_for_idle`.
 pub(crate) struct WaitForIdle;
 
-/// Arguments of `wait_for_idle`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WaitForIdleParams {
-    /// Pane id ("%3") or target ("work:1.0").
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Milliseconds of silence (default 500).
-    #[schemars(range(min = 10, max = 600000))]
-    pub quiet_ms: Option<u64>,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
-    #[schemars(range(min = 0, max = 600000))]
-    pub input_settle_ms: Option<u64>,
+pane_params! {
+    /// Arguments of `wait_for_idle`.
+    pub struct WaitForIdleParams {
+        /// Milliseconds of silence (default 500).
+        #[schemars(range(min = 10, max = 600000))]
+        pub quiet_ms: Option<u64>,
+        /// Default 30.
+        #[schemars(range(min = 0.001, max = 86400.0))]
+        pub timeout_s: Option<f64>,
+        /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+        #[schemars(range(min = 0, max = 600000))]
+        pub input_settle_ms: Option<u64>,
+    }
 }
 
 impl Tool for WaitForIdle {
@@ -268,6 +303,28 @@ impl Tool for WaitForIdle {
         call: &CallContext,
     ) -> Outcome {
         wait_for_idle(server, params, call).await
+    }
+}
+
+impl StepTool for WaitForIdle {
+    type StepParams = WaitForIdleParams;
+
+    fn target(params: &WaitForIdleParams) -> &str {
+        &params.pane
+    }
+
+    /// Its result's tail has the single tool's budget.
+    async fn plan<'a>(params: WaitForIdleParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+        let idle = idle_wait(at.server, &params);
+        Ok(at.job(
+            params.pane,
+            None,
+            (WorkKind::WaitForIdle, Some(idle.timeout)),
+            move |engine, pane, _| {
+                engine.wait_for_idle_or_input(pane, idle.quiet, idle.timeout, idle.settle)
+            },
+            |server, host, pane, report| wait_done(server, host, pane, report, None),
+        ))
     }
 }
 

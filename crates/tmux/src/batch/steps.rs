@@ -1,15 +1,18 @@
-//! A pipeline of steps (what `run_batch` runs): keystrokes, waits, captures
-//! and commands, in order, each with a typed outcome.
+//! A pipeline of steps (what `run_batch` runs): keystrokes and jobs (a
+//! wait, a capture, a command: any work the caller hands over), in order.
 //!
 //! Consecutive keystroke steps go out as one batch of chains (see the
-//! parent module). A wait or a read may start at the cursor of an earlier
-//! step ([`CursorRef`]). The caller drives what the engine cannot know
-//! ([`StepDriver`]): how a step's pane target resolves (the operator's
-//! scope), and how progress is reported and cancellation noticed while a
-//! step runs.
+//! parent module). A job may start at the cursor of an earlier step
+//! ([`CursorRef`]). The engine orders the steps, resolves each job's pane and
+//! cursor when its turn comes, and stops or goes on after a failure; what a
+//! job does is the caller's ([`StepJob`]), so a new kind of step needs no
+//! change here. The caller also drives what the engine cannot know
+//! ([`StepDriver`]): how a pane target resolves (the operator's scope), and
+//! how progress is reported and cancellation noticed while a step runs.
 
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use termpilot_control::PaneId;
@@ -20,9 +23,9 @@ use super::{BatchOp, OpStatus};
 use crate::cursor::{Cursor, Since};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::ops::{Capture, Scrollback};
+use crate::ops::Capture;
 use crate::shell::CommandReport;
-use crate::wait::{TextWait, WaitReport};
+use crate::wait::WaitReport;
 
 /// Where a step's cursor comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,110 +48,118 @@ impl fmt::Display for CursorRef {
     }
 }
 
-/// One step. Pane targets are resolved by the [`StepDriver`] when the
-/// step's turn comes.
-#[derive(Debug, Clone)]
-pub enum Step {
+/// One step of a pipeline, as its caller planned it; `R` is what a job
+/// produces.
+#[derive(Debug)]
+pub enum PlannedStep<'a, R> {
     /// Keystrokes (typed text and keys, or a paste); consecutive ones go out
     /// together.
     Keys(BatchOp),
-    /// [`Engine::wait_for_text_or_input`], from `since` (the `since` of
-    /// `wait` is set from it).
-    WaitForText {
-        /// The pane target.
-        pane: String,
-        /// What to wait for.
-        wait: TextWait,
-        /// Where to scan from; `None`: from now.
-        since: Option<CursorRef>,
-        /// How long the pane stays quiet before its program counts as
-        /// waiting for input.
-        settle: Duration,
-    },
-    /// [`Engine::wait_for_idle_or_input`].
-    WaitForIdle {
-        /// The pane target.
-        pane: String,
-        /// How long the pane must print nothing.
-        quiet: Duration,
-        /// How long to wait.
-        timeout: Duration,
-        /// As for `WaitForText`.
-        settle: Duration,
-    },
-    /// [`Engine::capture`].
-    Capture {
-        /// The pane target.
-        pane: String,
-        /// How much history.
-        scrollback: Scrollback,
-    },
-    /// [`Engine::read_since`].
-    CaptureSince {
-        /// The pane target.
-        pane: String,
-        /// Where to read from.
-        since: CursorRef,
-    },
-    /// [`Engine::run_command_or_input`].
-    RunCommand {
-        /// The pane target.
-        pane: String,
-        /// The command line.
-        command: String,
-        /// How long to wait for it.
-        timeout: Duration,
-        /// As for `WaitForText`.
-        settle: Duration,
-    },
+    /// Work on one pane, run when its turn comes.
+    Job(StepJob<'a, R>),
     /// A step the caller refused before the batch ran: it fails with this
     /// error when its turn comes.
     Refused(Error),
 }
 
-/// What a step that ran produced.
-#[derive(Debug, Clone)]
-pub enum StepOutcome {
-    /// Keystrokes went out; the cursor is from before them.
-    Sent(Cursor),
-    /// A wait ended (any outcome, a timeout included).
-    Waited(WaitReport),
-    /// The pane's text.
-    Captured(Capture),
-    /// What the pane printed after a cursor.
-    Read(Since),
-    /// A command finished, or is still running.
-    Ran(CommandReport),
+/// A job's work, started with its resolved pane and cursor.
+pub type JobRun<'a, R> = Box<
+    dyn FnOnce(PaneId, Option<Cursor>) -> Pin<Box<dyn Future<Output = Result<R>> + Send + 'a>>
+        + Send
+        + 'a,
+>;
+
+/// A step's work on one pane: the engine resolves `pane` (through the
+/// [`StepDriver`]) and `since` when the step's turn comes, then starts `run`
+/// with them.
+pub struct StepJob<'a, R> {
+    /// The pane target.
+    pub pane: String,
+    /// Where the job reads or waits from, if it takes a cursor.
+    pub since: Option<CursorRef>,
+    /// What the work is, for progress reports.
+    pub kind: WorkKind,
+    /// The longest it may take; `None` for work that takes no time to speak
+    /// of (a capture).
+    pub limit: Option<Duration>,
+    /// The work.
+    pub run: JobRun<'a, R>,
 }
 
-impl StepOutcome {
-    /// The cursor the step returned: where a later step may start.
-    pub fn cursor(&self) -> Cursor {
-        match self {
-            StepOutcome::Sent(cursor) => *cursor,
-            StepOutcome::Waited(report) => report.cursor,
-            StepOutcome::Captured(capture) => capture.cursor,
-            StepOutcome::Read(read) => read.cursor,
-            StepOutcome::Ran(report) => report.cursor,
-        }
+impl<R> fmt::Debug for StepJob<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StepJob")
+            .field("pane", &self.pane)
+            .field("since", &self.since)
+            .field("kind", &self.kind)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a job produced, as far as the engine needs to know.
+pub trait JobResult {
+    /// The cursor it returned: where a later step may start.
+    fn cursor(&self) -> Cursor;
+}
+
+impl JobResult for WaitReport {
+    fn cursor(&self) -> Cursor {
+        self.cursor
+    }
+}
+
+impl JobResult for Capture {
+    fn cursor(&self) -> Cursor {
+        self.cursor
+    }
+}
+
+impl JobResult for Since {
+    fn cursor(&self) -> Cursor {
+        self.cursor
+    }
+}
+
+impl JobResult for CommandReport {
+    fn cursor(&self) -> Cursor {
+        self.cursor
     }
 }
 
 /// How one step went.
 #[derive(Debug, Clone)]
-pub enum StepStatus {
-    /// It ran, in `pane`.
+pub enum StepStatus<R> {
+    /// Its keystrokes went out to `pane`; `cursor` is from before them.
+    Sent {
+        /// The pane they went to.
+        pane: PaneId,
+        /// The pane's position before the input.
+        cursor: Cursor,
+    },
+    /// Its job ran in `pane`.
     Done {
         /// The pane it ran in.
         pane: PaneId,
         /// What it produced.
-        outcome: StepOutcome,
+        result: R,
     },
     /// It failed.
     Failed(Error),
     /// It did not run: an earlier step failed (when stopping on errors) or
     /// the batch was cancelled.
     Skipped,
+}
+
+impl<R: JobResult> StepStatus<R> {
+    /// The cursor the step returned, if it ran.
+    fn cursor(&self) -> Option<Cursor> {
+        match self {
+            StepStatus::Sent { cursor, .. } => Some(*cursor),
+            StepStatus::Done { result, .. } => Some(result.cursor()),
+            StepStatus::Failed(_) | StepStatus::Skipped => None,
+        }
+    }
 }
 
 /// What a step that waits, captures or runs a command is doing, for the
@@ -234,15 +245,15 @@ impl Engine {
     /// Runs `steps` in order and reports how each went, in order. A failed
     /// step stops the batch when `stop_on_error` (the rest are skipped);
     /// `cancel` skips every step not started yet.
-    pub async fn run_steps(
+    pub async fn run_steps<R: JobResult + Send>(
         &self,
-        steps: Vec<Step>,
+        steps: Vec<PlannedStep<'_, R>>,
         stop_on_error: bool,
         cancel: &CancellationToken,
         driver: &impl StepDriver,
-    ) -> Vec<StepStatus> {
+    ) -> Vec<StepStatus<R>> {
         let total = steps.len();
-        let mut statuses: Vec<StepStatus> = Vec::with_capacity(total);
+        let mut statuses: Vec<StepStatus<R>> = Vec::with_capacity(total);
         let mut steps = steps.into_iter().enumerate().peekable();
         let mut halted = false;
         while let Some((index, step)) = steps.next() {
@@ -251,10 +262,10 @@ impl Engine {
                 continue;
             }
             let failed = match step {
-                Step::Keys(op) => {
+                PlannedStep::Keys(op) => {
                     let mut ops = vec![op];
-                    while let Some((_, Step::Keys(_))) = steps.peek() {
-                        if let Some((_, Step::Keys(op))) = steps.next() {
+                    while let Some((_, PlannedStep::Keys(_))) = steps.peek() {
+                        if let Some((_, PlannedStep::Keys(op))) = steps.next() {
                             ops.push(op);
                         }
                     }
@@ -265,8 +276,16 @@ impl Engine {
                     };
                     self.run_keys(ops, run, driver, &mut statuses).await
                 }
-                step => {
-                    let status = self.run_step(index, total, step, &statuses, driver).await;
+                PlannedStep::Refused(error) => {
+                    statuses.push(StepStatus::Failed(error));
+                    true
+                }
+                PlannedStep::Job(job) => {
+                    let at = JobAt { index, total };
+                    let status = match run_job(at, job, &statuses, driver).await {
+                        Ok(status) => status,
+                        Err(error) => StepStatus::Failed(error),
+                    };
                     let failed = matches!(status, StepStatus::Failed(_));
                     statuses.push(status);
                     failed
@@ -283,12 +302,12 @@ impl Engine {
     }
 
     /// Sends consecutive keystroke steps; returns whether one failed.
-    async fn run_keys(
+    async fn run_keys<R>(
         &self,
         ops: Vec<BatchOp>,
         run: KeyRun<'_>,
         driver: &impl StepDriver,
-        statuses: &mut Vec<StepStatus>,
+        statuses: &mut Vec<StepStatus<R>>,
     ) -> bool {
         let before = statuses.len();
         let (done_tx, done_rx) = watch::channel(before);
@@ -303,10 +322,7 @@ impl Engine {
         let mut failed = false;
         for (op, report) in ops.into_iter().zip(reports) {
             let status = match (report.status, op.pane) {
-                (OpStatus::Done { cursor }, Ok(pane)) => StepStatus::Done {
-                    pane,
-                    outcome: StepOutcome::Sent(cursor),
-                },
+                (OpStatus::Done { cursor }, Ok(pane)) => StepStatus::Sent { pane, cursor },
                 // The engine sends nothing to a target that named no pane.
                 (OpStatus::Done { .. }, Err(error)) | (OpStatus::Failed(error), _) => {
                     StepStatus::Failed(error)
@@ -318,87 +334,36 @@ impl Engine {
         }
         failed
     }
+}
 
-    async fn run_step(
-        &self,
-        index: usize,
-        total: usize,
-        step: Step,
-        earlier: &[StepStatus],
-        driver: &impl StepDriver,
-    ) -> StepStatus {
-        match self.try_step(index, total, step, earlier, driver).await {
-            Ok((pane, outcome)) => StepStatus::Done { pane, outcome },
-            Err(error) => StepStatus::Failed(error),
-        }
-    }
+/// Where a job is in its pipeline: step `index` of `total`.
+#[derive(Clone, Copy)]
+struct JobAt {
+    index: usize,
+    total: usize,
+}
 
-    async fn try_step(
-        &self,
-        index: usize,
-        total: usize,
-        step: Step,
-        earlier: &[StepStatus],
-        driver: &impl StepDriver,
-    ) -> Result<(PaneId, StepOutcome)> {
-        let work = |kind, pane, limit| StepWork { kind, pane, limit };
-        match step {
-            Step::Refused(error) => Err(error),
-            Step::Keys(_) => unreachable!("keystrokes run together"),
-            Step::WaitForText {
-                pane,
-                mut wait,
-                since,
-                settle,
-            } => {
-                wait.since = since.map(|r| cursor_of(r, index, earlier)).transpose()?;
-                let pane = driver.resolve(&pane).await?;
-                let work = work(WorkKind::WaitForText, pane, Some(wait.timeout));
-                let run = self.wait_for_text_or_input(pane, &wait, settle);
-                let report = driver.step(index, total, work, run).await?;
-                Ok((pane, StepOutcome::Waited(report)))
-            }
-            Step::WaitForIdle {
-                pane,
-                quiet,
-                timeout,
-                settle,
-            } => {
-                let pane = driver.resolve(&pane).await?;
-                let work = work(WorkKind::WaitForIdle, pane, Some(timeout));
-                let run = self.wait_for_idle_or_input(pane, quiet, timeout, settle);
-                let report = driver.step(index, total, work, run).await?;
-                Ok((pane, StepOutcome::Waited(report)))
-            }
-            Step::Capture { pane, scrollback } => {
-                let pane = driver.resolve(&pane).await?;
-                let work = work(WorkKind::Capture, pane, None);
-                let run = self.capture(pane, scrollback);
-                let capture = driver.step(index, total, work, run).await?;
-                Ok((pane, StepOutcome::Captured(capture)))
-            }
-            Step::CaptureSince { pane, since } => {
-                let since = cursor_of(since, index, earlier)?;
-                let pane = driver.resolve(&pane).await?;
-                let work = work(WorkKind::CaptureSince, pane, None);
-                let run = self.read_since(pane, since);
-                let read = driver.step(index, total, work, run).await?;
-                Ok((pane, StepOutcome::Read(read)))
-            }
-            Step::RunCommand {
-                pane,
-                command,
-                timeout,
-                settle,
-            } => {
-                let pane = driver.resolve(&pane).await?;
-                let work = work(WorkKind::RunCommand, pane, Some(timeout));
-                let run = self.run_command_or_input(pane, &command, timeout, settle);
-                let report = driver.step(index, total, work, run).await?;
-                Ok((pane, StepOutcome::Ran(report)))
-            }
-        }
-    }
+/// Runs a job: its cursor and its pane resolved, then its work, driven by
+/// `driver`.
+async fn run_job<R: JobResult + Send>(
+    at: JobAt,
+    job: StepJob<'_, R>,
+    earlier: &[StepStatus<R>],
+    driver: &impl StepDriver,
+) -> Result<StepStatus<R>> {
+    let since = (job.since)
+        .map(|reference| cursor_of(reference, at.index, earlier))
+        .transpose()?;
+    let pane = driver.resolve(&job.pane).await?;
+    let work = StepWork {
+        kind: job.kind,
+        pane,
+        limit: job.limit,
+    };
+    let result = driver
+        .step(at.index, at.total, work, (job.run)(pane, since))
+        .await?;
+    Ok(StepStatus::Done { pane, result })
 }
 
 /// How a run of keystroke steps goes out.
@@ -410,14 +375,14 @@ struct KeyRun<'a> {
 
 /// The cursor `reference` names for step `index`, given how the earlier
 /// steps went.
-fn cursor_of(reference: CursorRef, index: usize, earlier: &[StepStatus]) -> Result<Cursor> {
-    let returned = |status: &StepStatus| match status {
-        StepStatus::Done { outcome, .. } => Some(outcome.cursor()),
-        _ => None,
-    };
+fn cursor_of<R: JobResult>(
+    reference: CursorRef,
+    index: usize,
+    earlier: &[StepStatus<R>],
+) -> Result<Cursor> {
     let found = match reference {
         CursorRef::Given(cursor) => return Ok(cursor),
-        CursorRef::Latest => earlier.iter().rev().find_map(returned),
+        CursorRef::Latest => earlier.iter().rev().find_map(StepStatus::cursor),
         CursorRef::Step(step) if step >= index => {
             return Err(Error::CursorReference {
                 step: index,
@@ -425,7 +390,7 @@ fn cursor_of(reference: CursorRef, index: usize, earlier: &[StepStatus]) -> Resu
                 problem: "refers to a step that has not run before it",
             });
         }
-        CursorRef::Step(step) => earlier.get(step).and_then(returned),
+        CursorRef::Step(step) => earlier.get(step).and_then(StepStatus::cursor),
     };
     found.ok_or(Error::CursorReference {
         step: index,
@@ -438,14 +403,25 @@ fn cursor_of(reference: CursorRef, index: usize, earlier: &[StepStatus]) -> Resu
 mod tests {
     use super::*;
 
-    fn sent(offset: u64) -> StepStatus {
-        StepStatus::Done {
+    /// A job's result in these tests: its cursor.
+    impl JobResult for Cursor {
+        fn cursor(&self) -> Cursor {
+            *self
+        }
+    }
+
+    fn at(offset: u64) -> Cursor {
+        Cursor {
+            epoch: 0,
+            pane: 1,
+            offset,
+        }
+    }
+
+    fn sent(offset: u64) -> StepStatus<Cursor> {
+        StepStatus::Sent {
             pane: PaneId(1),
-            outcome: StepOutcome::Sent(Cursor {
-                epoch: 0,
-                pane: 1,
-                offset,
-            }),
+            cursor: at(offset),
         }
     }
 
@@ -454,7 +430,10 @@ mod tests {
         let earlier = [
             sent(5),
             StepStatus::Failed(Error::InvalidArgument("x".into())),
-            sent(9),
+            StepStatus::Done {
+                pane: PaneId(1),
+                result: at(9),
+            },
             StepStatus::Skipped,
         ];
         let offset = |reference| cursor_of(reference, 4, &earlier).map(|c| c.offset);
@@ -467,7 +446,7 @@ mod tests {
             ahead,
             "steps[4]: $4 refers to a step that has not run before it"
         );
-        let none = cursor_of(CursorRef::Latest, 0, &[])
+        let none = cursor_of::<Cursor>(CursorRef::Latest, 0, &[])
             .unwrap_err()
             .to_string();
         assert_eq!(none, "steps[0]: $prev names no step that returned a cursor");

@@ -60,7 +60,7 @@ async fn panes_are_listed_by_scope() {
         assert_eq!(pane.window, WindowId(1));
         assert_eq!((pane.width, pane.height), (100, 30));
         assert_eq!(pane.current_command, "sh");
-        assert!(pane.active && !pane.dead && !pane.in_mode);
+        assert!(pane.active() && !pane.dead && !pane.in_mode);
         assert!(pane.held_by.as_deref().unwrap().contains("pid 7"));
         let window = engine
             .list_panes(&PaneScope::Window("@0".into()))
