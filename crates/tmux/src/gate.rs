@@ -117,7 +117,7 @@ pub struct Judged {
 
 /// A pane's line, and the readings of it the person approved.
 #[derive(Debug, Clone, Default)]
-struct PaneLine {
+pub(crate) struct PaneLine {
     line: Line,
     /// Readings of the line as it stood after an approved call: typing on
     /// without changing it (or submitting it) asks nothing more.
@@ -158,13 +158,23 @@ pub(crate) struct Gate {
 }
 
 impl Gate {
-    fn pane_line(&self, pane: PaneId) -> PaneLine {
+    /// The line typed on `pane` so far.
+    pub(crate) fn pane_line(&self, pane: PaneId) -> PaneLine {
         self.lines
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&pane)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// Puts back `pane`'s line as it was before input that passed was not
+    /// typed after all.
+    pub(crate) fn put_back(&self, pane: PaneId, line: PaneLine) {
+        self.lines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pane, line);
     }
 
     /// Forgets a pane's line (the pane is gone).

@@ -548,9 +548,9 @@ impl Engine {
     /// pane's cursor from before the input.
     pub async fn send_input(&self, pane: PaneId, input: &Input) -> Result<Cursor> {
         self.refuse_own_pane(pane, "type into")?;
-        self.refuse_held(&[pane]).await?;
-        self.gate_input(pane, &crate::gate::input_bytes(input))?;
-        let cursor = self.run_for_pane(pane, input_commands(pane, input)).await?;
+        let bytes = crate::gate::input_bytes(input);
+        let commands = input_commands(pane, input);
+        let cursor = self.type_unless_held(pane, &bytes, commands).await?;
         if let Some(text) = &input.text {
             self.shared.panes.record_typed(pane, cursor, text);
         }
@@ -568,11 +568,10 @@ impl Engine {
         enter: bool,
     ) -> Result<Cursor> {
         self.refuse_own_pane(pane, "paste into")?;
-        self.refuse_held(&[pane]).await?;
         let buffer = self.buffer_name();
         let commands = paste_commands(pane, &buffer, text, bracketed, enter)?;
-        self.gate_input(pane, &crate::gate::paste_bytes(text, enter))?;
-        let cursor = self.run_for_pane(pane, commands).await?;
+        let bytes = crate::gate::paste_bytes(text, enter);
+        let cursor = self.type_unless_held(pane, &bytes, commands).await?;
         self.shared.panes.record_typed(pane, cursor, text);
         Ok(self.cursor(pane, cursor))
     }

@@ -9,9 +9,11 @@
 //!   not watching for a change, means a cancel is neither lost when tmux
 //!   reports it in its very first report, nor replayed on a later wait.
 //!
-//! The engine checks `@termpilot_held` with a round trip before every input
-//! (so a takeover counts at once) and reads `@termpilot_cancel` of the panes
-//! that waits are watching every [`CANCEL_POLL`] (see [`watch_panes`]).
+//! Input goes to a pane on one tmux command line behind a guard that fails
+//! when the pane holds `@termpilot_held` (see [`unless_held`]): tmux itself
+//! decides, as it runs the line, so a takeover counts at once and costs no
+//! round trip before the input. The engine reads `@termpilot_cancel` of the
+//! panes that waits are watching every [`CANCEL_POLL`] (see [`watch_panes`]).
 //!
 //! It does not ask tmux to report changes of these options with a format
 //! subscription (`refresh-client -B`): tmux 3.3a crashes (`segfault at f0`)
@@ -29,8 +31,9 @@ use termpilot_control::{Command, PaneId, SessionId, TargetKind, WindowId};
 use tokio::runtime::RuntimeFlavor;
 use tokio::sync::watch;
 
+use crate::client::{Answer, Group};
 use crate::config::EngineConfig;
-use crate::engine::{Engine, Shared};
+use crate::engine::{Engine, Shared, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::tmux_format;
 use crate::ops::PaneScope;
@@ -58,6 +61,58 @@ tmux_format! {
     }
 }
 
+/// What the guard before input runs when a person holds the pane: no
+/// command of that name exists, so it fails, and tmux skips the rest of
+/// the line (see [`unless_held`]).
+const HELD_REFUSAL: &str = "termpilot-pane-held";
+
+/// How long guarded input waits for its replies on the pane's own client
+/// before it takes the cursor from before it was sent (as
+/// `Engine::run_for_pane` does).
+const GUARDED_REPLY_WAIT: Duration = Duration::from_millis(100);
+
+/// The tmux command that fails when a person holds `pane` and does nothing
+/// otherwise. A failing command ends its command line: the commands after
+/// it on the line run only on a pane nobody holds, as tmux finds it when it
+/// runs them. The option is compared with the empty string, so any note
+/// holds the pane, even one that reads as false (`0`).
+fn unless_held(pane: PaneId) -> Command {
+    Command::new("if-shell")
+        .flag("-F")
+        .opt("-t", pane.to_string())
+        .arg(format!("#{{!=:#{{{HELD_OPTION}}},}}"))
+        .arg(HELD_REFUSAL)
+}
+
+/// `commands` on one line behind [`unless_held`]; the reply to the first
+/// of them takes the cursor of `cursor_pane`.
+fn guarded_line(
+    pane: PaneId,
+    commands: Vec<Command>,
+    cursor_pane: Option<PaneId>,
+) -> Result<Group> {
+    let mut line = Vec::new();
+    let mut parts = Vec::with_capacity(commands.len() + 1);
+    for (i, command) in std::iter::once(unless_held(pane))
+        .chain(commands)
+        .enumerate()
+    {
+        let built = call(command, None)?;
+        if i > 0 {
+            line.extend_from_slice(b" ; ");
+        }
+        line.extend_from_slice(built.line.strip_suffix(b"\n").unwrap_or(&built.line));
+        parts.push((built.command, cursor_pane.filter(|_| i == 1)));
+    }
+    line.push(b'\n');
+    Ok(Group { line, parts })
+}
+
+/// Whether a reply is the guard's refusal.
+fn refused_as_held(answer: &Answer) -> bool {
+    !answer.reply.ok && answer.reply.text().contains(HELD_REFUSAL)
+}
+
 /// How often the cancel option (and dead flag) of a watched pane is read.
 pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(250);
 
@@ -82,6 +137,89 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// Types into `pane` unless a person holds it: `bytes` (what the
+    /// terminal gets) pass the input gate, then `commands` run behind the
+    /// held guard on one line, on the client that carries the pane's
+    /// output. Returns the cursor from before the input, as
+    /// `Engine::run_for_pane` does. A refused input leaves the gate's line
+    /// as it was.
+    pub(crate) async fn type_unless_held(
+        &self,
+        pane: PaneId,
+        bytes: &[u8],
+        commands: Vec<Command>,
+    ) -> Result<u64> {
+        let line = self.shared.gate.pane_line(pane);
+        self.gate_input(pane, bytes)?;
+        let typed = self.run_unless_held(pane, commands).await;
+        if let Err(Error::HeldByPerson { .. }) = &typed {
+            self.shared.gate.put_back(pane, line);
+        }
+        typed
+    }
+
+    async fn run_unless_held(&self, pane: PaneId, commands: Vec<Command>) -> Result<u64> {
+        self.forget_ready(pane);
+        let client = self.client_for_pane(pane).await?;
+        let before = self.journal_end(pane);
+        if client.is_behind()
+            && let Ok(quiet) = self.quiet().await
+        {
+            // The quiet client's replies have no place in the pane's stream.
+            let answers = quiet
+                .call_group(guarded_line(pane, commands, None)?)
+                .await?;
+            return self.typed_unless_held(pane, answers, before).await;
+        }
+        let group = guarded_line(pane, commands, Some(pane))?;
+        // A task of its own: the line is sent even when the wait ends first.
+        let replies = tokio::spawn(async move { client.call_group(group).await });
+        match tokio::time::timeout(GUARDED_REPLY_WAIT, replies).await {
+            Ok(Ok(answers)) => self.typed_unless_held(pane, answers?, before).await,
+            Ok(Err(_)) => Err(Error::Disconnected {
+                command: "send-keys".into(),
+                reason: "the task sending the input ended".into(),
+            }),
+            // The replies wait behind output tmux has queued: tmux has run
+            // the line, so whether the guard refused is the pane's state
+            // now, unless a person took or gave it back this very moment.
+            Err(_) => self.refuse_held(&[pane]).await.map(|()| before),
+        }
+    }
+
+    /// The cursor of guarded input from its replies, or why it was not
+    /// typed.
+    async fn typed_unless_held(
+        &self,
+        pane: PaneId,
+        answers: Vec<Answer>,
+        before: u64,
+    ) -> Result<u64> {
+        let target = pane.to_string();
+        let mut answers = answers.into_iter();
+        let guard = answers.next().ok_or_else(|| Error::Protocol {
+            command: "if-shell".into(),
+            detail: "no reply".into(),
+        })?;
+        if refused_as_held(&guard) {
+            let note = self
+                .held_notes(&[pane])
+                .await
+                .ok()
+                .and_then(|notes| notes.into_iter().next().flatten());
+            // Handed back since the guard ran: who held it is gone with it.
+            let note = note.unwrap_or_else(|| "a person".to_owned());
+            return Err(Error::HeldByPerson { pane, note });
+        }
+        ok_reply(guard).map_err(|e| not_found_pane(e, &target))?;
+        let mut cursor = None;
+        for answer in answers {
+            cursor = cursor.or(answer.cursor);
+            ok_reply(answer).map_err(|e| not_found_pane(e, &target))?;
+        }
+        Ok(cursor.unwrap_or(before))
     }
 
     /// For each pane, who holds it (if a person does), in one round trip.

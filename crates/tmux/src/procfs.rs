@@ -339,11 +339,12 @@ pub(crate) struct Snapshot {
 }
 
 /// The script that dumps the tree under `pid` and the mode of `tty`: one
-/// line a fact, `P PID` starting each process, its descriptors as `ls -l`
-/// lists them, its executable as `exe PATH`. Runs under any POSIX `sh` with
-/// `od`, `tr`, `ls`, `readlink` and `stty` (coreutils or busybox); the files
-/// of `/proc` are read with the shell's own `read`, so a process costs four
-/// programs.
+/// line a fact, `P PID` starting each process, its executable and its
+/// descriptors as `ls -l` lists them (`.../exe -> PATH`, `0 -> /dev/pts/3`),
+/// `hidden` when its descriptors may not be read. Runs under any POSIX `sh`
+/// with `od`, `ls` and `stty` (coreutils or busybox); the files of `/proc`
+/// are read with the shell's own `read`, so a process costs two programs
+/// (a dump is part of a remote call's time).
 pub(crate) fn dump_script(pid: u32, tty: &str) -> String {
     let tty = crate::transport::shell_quote(tty);
     format!(
@@ -352,12 +353,12 @@ pub(crate) fn dump_script(pid: u32, tty: &str) -> String {
     [ -r /proc/$p/stat ] || continue
     echo "P $p"
     for f in stat comm wchan syscall; do v=; read -r v < /proc/$p/$f 2>/dev/null; printf '%s %s\n' $f "$v"; done
-    printf 'cmdline '; od -An -tx1 -v /proc/$p/cmdline 2>/dev/null | tr -d ' \n'; echo
+    echo cmdline $(od -An -tx1 -v /proc/$p/cmdline 2>/dev/null)
     k=
     for t in /proc/$p/task/*/children; do c=; read -r c < $t 2>/dev/null; k="$k $c"; done
     echo "kids $k"
-    x=$(readlink /proc/$p/exe 2>/dev/null) && echo "exe $x"
-    ls -l /proc/$p/fd 2>/dev/null || echo hidden
+    [ -r /proc/$p/fd ] || echo hidden
+    ls -l /proc/$p/exe /proc/$p/fd 2>/dev/null
     d $k
   done
 }}
@@ -401,12 +402,12 @@ impl Snapshot {
                     }
                 }
                 "cmdline" => {
-                    if let Some(bytes) = unhex(rest.trim()) {
+                    let digits: String = rest.split_whitespace().collect();
+                    if let Some(bytes) = unhex(&digits) {
                         entry.files.insert(key.to_owned(), bytes);
                     }
                 }
                 "hidden" => entry.hidden = true,
-                "exe" => entry.exe = Some(rest.to_owned()),
                 "kids" => {
                     entry.children = rest
                         .split_whitespace()
@@ -414,10 +415,15 @@ impl Snapshot {
                         .collect();
                 }
                 _ => {
-                    // `ls -l`: `lrwx------ 1 me me 64 Nov 26 20:58 0 -> /dev/pts/3`.
-                    if let Some((head, target)) = line.split_once(" -> ")
-                        && let Some(Ok(fd)) = head.split_whitespace().last().map(str::parse)
-                    {
+                    // `ls -l`: `lrwx------ 1 me me 64 Nov 26 20:58 0 -> /dev/pts/3`,
+                    // and `... /proc/10/exe -> /usr/bin/bash` before them.
+                    let Some((head, target)) = line.split_once(" -> ") else {
+                        continue;
+                    };
+                    let name = head.split_whitespace().last().unwrap_or_default();
+                    if name.ends_with("/exe") {
+                        entry.exe = Some(target.to_owned());
+                    } else if let Ok(fd) = name.parse() {
                         entry.fds.insert(fd, target.to_owned());
                     }
                 }
@@ -493,7 +499,9 @@ mod tests {
     #[test]
     fn a_dump_reads_back() {
         let dump = "P 10\nstat 10 (bash) S 1 10 10 34816 20 \ncomm bash \nwchan do_select\n\
-                    syscall 7 0x1 \ncmdline 2d626173680041\nkids  20 21\ntotal 0\n\
+                    syscall 7 0x1 \ncmdline 2d 62 61 73 68 00 41\nkids  20 21\n\
+                    lrwxrwxrwx 1 me me 0 Nov 26 20:58 /proc/10/exe -> /usr/bin/bash\n\n\
+                    /proc/10/fd:\ntotal 0\n\
                     lrwx------ 1 me me 64 Nov 26 20:58 0 -> /dev/pts/3\n\
                     lrwx------ 1 me me 64 Nov 26 20:58 1 -> /dev/pts/3\nP 20\nstat 20 (cat) S 10 20 10 34816 20 \ncomm cat \n\
                     wchan \nsyscall \ncmdline 636174\nkids \n\
@@ -502,6 +510,8 @@ mod tests {
         assert_eq!(snap.text(10, "comm").as_deref(), Some("bash\n"));
         assert_eq!(snap.file(10, "cmdline").unwrap(), b"-bash\0A");
         assert_eq!(snap.children(10), [20, 21]);
+        assert_eq!(snap.exe(10), Fd::Target("/usr/bin/bash".into()));
+        assert_eq!(snap.exe(20), Fd::Absent);
         assert!(snap.fd_target(10, 0).is_tty("/dev/pts/3"));
         assert_eq!(snap.fd_target(10, 2), Fd::Absent);
         let hidden = Snapshot::parse("P 7\ncomm sudo \nhidden\n", "/dev/pts/3");

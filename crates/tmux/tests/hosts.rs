@@ -445,6 +445,52 @@ async fn on_a_host_an_end_marker_counts_only_once_the_shell_has_the_terminal() {
     assert_eq!((next.exit_code(), next.output.as_str()), (Some(0), "next"));
 }
 
+/// Input to a pane goes on one line behind a guard that tmux runs first
+/// (no question before it): a pane a person holds on the host gets none of
+/// it, typed or pasted, and gets it again once handed back.
+#[tokio::test]
+async fn a_pane_a_person_holds_on_a_host_gets_no_agent_keys() {
+    let machine = Machine::new();
+    let control = tempfile::tempdir().unwrap();
+    let hosts = hosts(&[machine.spec("box")], control.path());
+    let engine = hosts.engine("box").await.unwrap();
+    let created = engine.create_session(&NewSession::default()).await.unwrap();
+    let pane = created.pane.to_string();
+    let held = termpilot_tmux::person::HELD_OPTION;
+    let note = "a person (test), since now";
+    let set = machine.tmux(&["set-option", "-p", "-t", &pane, held, note]);
+    assert!(set.status.success(), "{set:?}");
+    let typed = termpilot_tmux::Input {
+        text: Some("echo agent-typed-$((6*7))".into()),
+        enter: true,
+        ..termpilot_tmux::Input::default()
+    };
+    match engine.send_input(created.pane, &typed).await {
+        Err(Error::HeldByPerson { note: said, .. }) => assert_eq!(said, note),
+        other => panic!("expected HeldByPerson, got {other:?}"),
+    }
+    let pasted = engine
+        .paste(created.pane, "echo agent-pasted-$((6*7))", false, true)
+        .await;
+    assert!(
+        matches!(pasted, Err(Error::HeldByPerson { .. })),
+        "{pasted:?}"
+    );
+    let unset = machine.tmux(&["set-option", "-p", "-u", "-t", &pane, held]);
+    assert!(unset.status.success(), "{unset:?}");
+    let report = engine
+        .run_command(created.pane, "echo handed-back-$((6*7))", LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(report.output, "handed-back-42", "{report:?}");
+    // Keys that had gone in would show by now, the command after them done.
+    let screen = machine.tmux(&["capture-pane", "-p", "-t", &pane, "-S", "-"]);
+    let screen = String::from_utf8_lossy(&screen.stdout);
+    assert!(!screen.contains("agent-"), "{screen}");
+    let buffers = machine.tmux(&["list-buffers"]);
+    assert_eq!(String::from_utf8_lossy(&buffers.stdout), "");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_a_flood_on_an_exec_host() {
     let machine = Machine::new();

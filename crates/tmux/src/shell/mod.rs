@@ -240,7 +240,6 @@ pub(crate) struct RunningCommands {
 }
 
 /// What a follower saw at its earlier looks.
-#[derive(Debug, Clone, Copy)]
 struct EarlierLooks {
     doubt: MarkerDoubt,
     /// The journal's end when the shell, the command not started, was
@@ -250,6 +249,11 @@ struct EarlierLooks {
     /// When the command, having lived through an outage, was last checked
     /// for having ended unseen (see [`Engine::ended_unseen`]).
     unseen: Option<Instant>,
+    /// The processes as the look that found the shell in charge after its
+    /// end marker read them: taken after the marker, they also tell whether
+    /// its line editor has the terminal yet (see
+    /// [`Engine::until_ready_for_input`]), with no look more.
+    in_charge: Option<Arc<dyn Procfs>>,
 }
 
 /// How a command's following ends.
@@ -436,13 +440,17 @@ impl Engine {
             doubt: MarkerDoubt::Clear,
             unstarted: None,
             unseen: None,
+            in_charge: None,
         };
         loop {
             let (finish, pending) = self.finish_if_over(running, &mut looks).await;
             if let Some(finish) = finish {
                 let report = self.final_report(running, finish);
                 match finish {
-                    Finish::Ended(_) => self.until_ready_for_input(running).await,
+                    Finish::Ended(_) => {
+                        self.until_ready_for_input(running, looks.in_charge.take())
+                            .await;
+                    }
                     Finish::NotRun { stuck: true, .. } => self.abandon_line(running).await,
                     _ => {}
                 }
@@ -484,7 +492,9 @@ impl Engine {
     /// prompt, and keys sent meanwhile would be echoed twice, first by the
     /// terminal and then by the line editor under the prompt. A shell
     /// without a line editor echoes nothing itself: nothing to wait for.
-    async fn until_ready_for_input(&self, running: &Running) {
+    /// `seen` is a reading of the processes taken after the end marker, for
+    /// the first look.
+    async fn until_ready_for_input(&self, running: &Running, mut seen: Option<Arc<dyn Procfs>>) {
         let Some(shell) = running.shell_pid else {
             return;
         };
@@ -493,7 +503,10 @@ impl Engine {
         }
         let deadline = Instant::now() + PROMPT_GRACE;
         loop {
-            let fs = self.shell_procfs(running).await;
+            let fs = match seen.take() {
+                Some(fs) => fs,
+                None => self.shell_procfs(running).await,
+            };
             if ready_for_input(fs.as_ref(), shell, running.tty()) {
                 // Seen, not merely unknown (no terminal mode read).
                 if fs.tty_mode(running.tty()).is_some() {
@@ -556,7 +569,12 @@ impl Engine {
                 return (Some(Finish::Ended(end)), false);
             }
             let in_charge = match running.shell_pid {
-                Some(pid) => proc::in_charge(self.shell_procfs(running).await.as_ref(), pid),
+                Some(pid) => {
+                    let fs = self.shell_procfs(running).await;
+                    let in_charge = proc::in_charge(fs.as_ref(), pid);
+                    looks.in_charge = in_charge.then_some(fs);
+                    in_charge
+                }
                 None => true,
             };
             if !looks.doubt.marker_counts(in_charge) {

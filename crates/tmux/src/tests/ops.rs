@@ -296,6 +296,49 @@ async fn a_held_pane_refuses_input_until_released() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn input_goes_behind_the_held_guard_on_one_line_with_no_question_before() {
+    bounded(async {
+        let fake = Fake::local().with_session("main");
+        let engine = connect(&fake).await;
+        let input = Input {
+            text: Some("x".into()),
+            enter: true,
+            ..Input::default()
+        };
+        // The first input to a pane asks which client carries it.
+        engine
+            .send_input(PaneId(0), &Input::default())
+            .await
+            .unwrap();
+        let written_before = fake.conn(0, |c| c.lines.len());
+        engine.send_input(PaneId(0), &input).await.unwrap();
+        let lines = fake.conn(0, |c| c.lines[written_before..].to_vec());
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with(b"if-shell -F "), "{lines:?}");
+        assert_eq!(written(&fake, 0, "send-keys"), 1);
+        assert_eq!(
+            inputs(&fake, 0),
+            [Sent::Text("x".into()), Sent::Keys(vec!["Enter".into()])]
+        );
+        // A paste to a held pane stops at the guard: tmux skips the rest of
+        // the line, so no buffer is set and nothing is pasted.
+        engine.hold(PaneId(0), "someone").await.unwrap();
+        match engine.paste(PaneId(0), "y", false, true).await {
+            Err(Error::HeldByPerson { note, .. }) => assert_eq!(note, "someone"),
+            other => panic!("expected HeldByPerson, got {other:?}"),
+        }
+        assert_eq!(
+            fake.sent("set-buffer").len(),
+            1,
+            "written on the guard's line"
+        );
+        assert!(fake.server(|server| server.buffers.is_empty()));
+        assert_eq!(inputs(&fake, 0).len(), 2);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_pane_that_does_not_exist_is_not_found() {
     bounded(async {
         let fake = Fake::local().with_session("main");
@@ -498,10 +541,16 @@ fn keys(name: &str) -> Input {
 }
 
 /// How many lines client `conn` wrote that start with `command`.
+/// How many lines written to `conn` run `command` (first, or after a `;`:
+/// input follows the guard that refuses a held pane on its line).
 fn written(fake: &Fake, conn: usize, command: &str) -> usize {
+    let after = format!(" ; {command}");
     fake.conn(conn, |c| {
         (c.lines.iter())
-            .filter(|line| line.starts_with(command.as_bytes()))
+            .filter(|line| {
+                line.starts_with(command.as_bytes())
+                    || line.windows(after.len()).any(|w| w == after.as_bytes())
+            })
             .count()
     })
 }
@@ -563,9 +612,10 @@ async fn input_whose_reply_is_late_takes_the_cursor_from_before_it() {
         fake.hook(|cmd| (cmd.name == "send-keys").then(|| Response::act(Act::Hang)));
         let cursor = engine.send_input(PaneId(0), &keys("C-c")).await.unwrap();
         assert_eq!(cursor.offset, 8);
-        assert_eq!(fake.opened(), 1, "no quiet client yet");
-        // The reply still missing, the client counts as behind: a capture
-        // goes through the quiet client.
+        // The reply still missing, the client counts as behind: whether the
+        // pane was held is asked of the quiet client, and so is a capture.
+        assert_eq!(fake.opened(), 2);
+        assert_eq!(written(&fake, 1, "display-message"), 1);
         let capture = engine.capture(PaneId(0), Scrollback::None).await.unwrap();
         assert_eq!(capture.cursor.offset, 8);
         assert_eq!(fake.opened(), 2);

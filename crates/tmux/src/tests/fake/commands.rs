@@ -23,6 +23,7 @@ pub(crate) const KNOWN: &[&str] = &[
     "refresh-client",
     "wait-for",
     "kill-server",
+    "if-shell",
 ];
 
 impl Server {
@@ -50,6 +51,7 @@ impl Server {
                 Exec::ok(Vec::new()).with(vec![Effect::Signal(channel)])
             }
             "kill-server" => Exec::ok(Vec::new()).with(vec![Effect::ServerGone]),
+            "if-shell" if cmd.has('F') => self.if_format(cmd, here),
             name => Exec::error(format!("parse error: unknown command: {name}")),
         }
     }
@@ -63,6 +65,29 @@ impl Server {
         };
         let format = cmd.args.first().map_or("", String::as_str);
         Exec::ok(vec![self.format(ctx, format)])
+    }
+
+    /// `if-shell -F COND CMD`, as the engine's guard before input uses
+    /// it: a true condition runs `CMD`, which the fake knows only as a
+    /// command that fails; a false one does nothing. A condition
+    /// `#{!=:FORMAT,}` is true when FORMAT expands to text.
+    fn if_format(&self, cmd: &Cmd, here: Ctx) -> Exec {
+        let ctx = match cmd.opt('t') {
+            Some(target) => self.resolve(target).unwrap_or_default(),
+            None => here,
+        };
+        let condition = cmd.args.first().map_or("", String::as_str);
+        let holds = match condition
+            .strip_prefix("#{!=:")
+            .and_then(|c| c.strip_suffix(",}"))
+        {
+            Some(inner) => !self.format(ctx, inner).is_empty(),
+            None => !matches!(self.format(ctx, condition).as_str(), "" | "0"),
+        };
+        match (holds, cmd.args.get(1)) {
+            (true, Some(command)) => Exec::error(format!("unknown command: {command}")),
+            _ => Exec::ok(Vec::new()),
+        }
     }
 
     fn list_sessions(&self, cmd: &Cmd) -> Exec {

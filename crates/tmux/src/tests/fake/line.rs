@@ -56,6 +56,7 @@ fn value_flags(name: &str) -> &'static str {
         "split-window" => "cefFlpt",
         "refresh-client" => "ABCfFlt",
         "wait-for" => "",
+        "if-shell" => "t",
         _ => "",
     }
 }
