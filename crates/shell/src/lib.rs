@@ -41,7 +41,8 @@
 //!   output streams in: start, end markers, and the head of an output larger
 //!   than the journal; [`Output::text`] is what `run_command` reports.
 //! - `screen`: [`split_screens`] leaves a full-screen program's drawing
-//!   out of an output; [`addresses_cursor`] tells a drawn screen from lines.
+//!   out of an output; [`addresses_cursor`] tells a drawn screen from lines;
+//!   [`screen_rows`] and [`changed_rows`] show a screen and its changes.
 //! - `hide`: [`hide_wrappers`] turns the echo of a wrapper on a screen or in
 //!   cleaned journal text back into the command line.
 //! - [`echo`]: the rules that keep the echo of typed text from satisfying a
@@ -49,7 +50,8 @@
 //! - `verdict`: decisions of the engine's command follower from what a
 //!   pane shows: whether an end marker counts yet ([`MarkerDoubt`]), why a
 //!   shell did not run a line ([`not_run_verdict`], [`NotRun`]), which
-//!   program a command line runs ([`program_of`]).
+//!   program a command line runs ([`program_of`]), the prompt a waiting
+//!   shell shows ([`shown_prompt`]).
 //! - `echo_scan`: [`EchoScan`] applies them while a wait scans a pane's
 //!   journal, step by step as output arrives ([`Scanned`]).
 #![deny(missing_docs)]
@@ -66,7 +68,7 @@ mod wrapper;
 pub use echo_scan::{EchoScan, Scanned};
 pub use hide::{hide_wrappers, shows_wrapper};
 pub use marker::MARKER_PREFIX;
-pub use screen::{Screens, addresses_cursor, changed_rows, drawn_span, split_screens};
+pub use screen::{Screens, addresses_cursor, changed_rows, drawn_span, screen_rows, split_screens};
 pub use tracker::{EndMarker, HEAD_MAX, Output, Shown, Tracker, lost_line};
-pub use verdict::{MarkerDoubt, NotRun, not_run_verdict, program_of};
+pub use verdict::{MarkerDoubt, NotRun, not_run_verdict, program_of, shown_prompt};
 pub use wrapper::{Shell, blames_wrapper, new_nonce, wrapper};

@@ -127,6 +127,20 @@ fn csi_draws(rest: &[u8]) -> Option<usize> {
     }
 }
 
+/// A screen's rows: trailing spaces and blank rows at the bottom removed.
+pub fn screen_rows(lines: &[String]) -> Vec<String> {
+    let mut rows: Vec<String> = lines
+        .iter()
+        .map(|line| line.trim_end().to_owned())
+        .collect();
+    let shown = rows
+        .iter()
+        .rposition(|row| !row.is_empty())
+        .map_or(0, |last| last + 1);
+    rows.truncate(shown);
+    rows
+}
+
 /// A screen shown again, as the rows that changed since `before`: a run
 /// of two or more unchanged rows is one line saying which rows it spans
 /// (counted from 1), and a screen with no change says so.
@@ -158,6 +172,13 @@ pub fn changed_rows(before: &[String], now: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_screen_s_rows_end_at_its_last_text() {
+        let lines = ["$ ls  ", "a  b", "", "   ", ""].map(str::to_owned);
+        assert_eq!(screen_rows(&lines), ["$ ls", "a  b"]);
+        assert!(screen_rows(&[String::new(), " ".to_owned()]).is_empty());
+    }
 
     #[test]
     fn a_screen_shown_again_shows_its_changes() {

@@ -1,9 +1,10 @@
 //! Decisions about a command being followed in its pane, from what the
 //! pane shows: whether an end marker counts yet ([`MarkerDoubt`]), why a
-//! shell did not run a line ([`not_run_verdict`]), and which program a
-//! command line runs ([`program_of`]). The engine looks; these decide.
+//! shell did not run a line ([`not_run_verdict`]), which program a command
+//! line runs ([`program_of`]), the prompt a waiting shell shows
+//! ([`shown_prompt`]). The engine looks; these decide.
 
-use termpilot_journal::LineView;
+use termpilot_journal::{Journal, LineView};
 
 use crate::{Shell, blames_wrapper, shows_wrapper};
 
@@ -48,6 +49,15 @@ impl MarkerDoubt {
         };
         false
     }
+}
+
+/// The text of the journal's unfinished last line, as cleaned: a shell's
+/// prompt while it waits. `None` when there is none.
+pub fn shown_prompt(journal: &Journal) -> Option<String> {
+    let view = journal.lines(journal.end().saturating_sub(PROMPT_BYTES));
+    view.partial
+        .map(|line| line.trim_end().to_owned())
+        .filter(|line| !line.is_empty())
 }
 
 /// The first program a command line runs other than the builtins and
@@ -107,9 +117,12 @@ fn names_a_shell(line: &str) -> bool {
         .is_some_and(|(name, _)| Shell::from_command(name).is_some())
 }
 
+/// How far back [`shown_prompt`] reads: more than any prompt line.
+const PROMPT_BYTES: u64 = 4096;
+
 #[cfg(test)]
 mod tests {
-    use termpilot_journal::Line;
+    use termpilot_journal::{Limits, Line};
 
     use super::*;
 
@@ -228,5 +241,16 @@ mod tests {
         let mut doubt = MarkerDoubt::Settling;
         assert!(!doubt.marker_counts(false));
         assert_eq!(doubt, MarkerDoubt::Seen);
+    }
+
+    #[test]
+    fn the_prompt_shown_is_the_unfinished_last_line() {
+        let mut journal = Journal::new(Limits::default());
+        journal.append(b"\x1b[1m~/src\x1b[0m $ ");
+        assert_eq!(shown_prompt(&journal).as_deref(), Some("~/src $"));
+        journal.append(b"ls\r\n");
+        assert_eq!(shown_prompt(&journal), None, "the line is complete");
+        journal.append(b"   ");
+        assert_eq!(shown_prompt(&journal), None, "nothing but spaces");
     }
 }

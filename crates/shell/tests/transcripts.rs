@@ -7,9 +7,11 @@ mod cases;
 
 use cases::{Case, SHELLS, nonce};
 use proptest::prelude::*;
-use termpilot_journal::{Journal, Limits};
+use termpilot_journal::{Journal, Limits, Pattern, Redaction};
 use termpilot_shell::echo::{Echo, Seen, Typed, echo_kind};
-use termpilot_shell::{EndMarker, Output, Shell, Tracker, hide_wrappers, wrapper};
+use termpilot_shell::{
+    EchoScan, EndMarker, Output, Scanned, Shell, Tracker, hide_wrappers, wrapper,
+};
 
 /// A recorded shell session.
 struct Transcript {
@@ -325,6 +327,61 @@ fn the_echo_of_a_command_is_echo_and_its_output_is_not() {
             [Some(continued), None],
             "{what}"
         );
+    }
+}
+
+/// What a wait for `needle`, started where the command at `index` was
+/// typed, finds as the transcript arrives in pieces of `size` bytes: the
+/// line of its first match that is not echo, and the match's place in it.
+fn first_wait_match(
+    transcript: &Transcript,
+    index: usize,
+    needle: &str,
+    size: usize,
+) -> Option<(String, usize)> {
+    let case = &transcript.cases()[index];
+    let typed_at = transcript.typed_at()[index];
+    let typed = [Typed {
+        offset: typed_at,
+        text: wrapper(transcript.shell, &case.command, &nonce(index)),
+    }];
+    let pattern = Pattern::literals([needle], true).expect("a pattern");
+    let mut scan = EchoScan::new(pattern, typed_at, Vec::new(), Redaction::default());
+    let mut journal = journal_of(&[], JOURNAL);
+    for piece in pieces(transcript.bytes, &[size]) {
+        journal.append(piece);
+        match scan.step(&journal, &typed) {
+            Scanned::Found(found) => return Some((found.line, found.start)),
+            Scanned::Lost(lost) => panic!("{}: {lost} bytes lost", transcript.stem),
+            Scanned::Pending => {}
+        }
+    }
+    None
+}
+
+#[test]
+fn a_wait_skips_the_echo_of_the_wrapper_and_finds_the_output() {
+    // fish redraws its command line with cursor moves the line view cannot
+    // follow (see above), so only bash, zsh and sh are judged here. bash
+    // wraps the wrapper's long second line with a carriage return and draws
+    // the rest over its start: while that redraw arrives in pieces, the
+    // line's state mixes new text and old, which the echo rules do not take
+    // for echo yet (a known gap), so bash is judged on whole arrival only.
+    for transcript in TRANSCRIPTS.iter().filter(|t| t.stem != "fish") {
+        let sizes: &[usize] = match transcript.shell {
+            Shell::Bash => &[usize::MAX],
+            _ => &[usize::MAX, 7, 1],
+        };
+        for &size in sizes {
+            let what = format!("{}, pieces of {size}", transcript.stem);
+            // `echo hello`: the command line shows `hello`, then the output.
+            let found = first_wait_match(transcript, 0, "hello", size);
+            assert_eq!(found, Some(("hello".to_owned(), 0)), "{what}");
+            // `echo one` NEWLINE `echo two`: both lines are echoed, each
+            // once, before the output.
+            let found = first_wait_match(transcript, 2, "two", size);
+            assert_eq!(found, Some(("two".to_owned(), 0)), "{what}");
+        }
     }
 }
 

@@ -4,27 +4,32 @@
 //! past between two screen reads cannot be missed, and it sleeps until the
 //! journal grows (no polling). Dropping the future cancels the wait and
 //! leaves nothing running.
+//!
+//! - this file: text and idle waits, and the scan of a pane's journal
+//!   (`termpilot_shell::EchoScan` skips the echo of typed input).
+//! - `facts`: the probe at a wait's start and the pane's facts at its end;
+//!   whether the pane, its server or its host is gone.
+//! - `report`: what a wait reports, with the pane's last lines.
+//! - `screen`: whether output switches screens.
 
 use std::time::Duration;
 
-use termpilot_control::{Command, PaneId};
+use termpilot_control::PaneId;
 use termpilot_journal::{Journal, Needle, Pattern, Redaction};
 use termpilot_shell::{EchoScan, Scanned};
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::cursor::Cursor;
 use crate::echo::{self, Typed};
-use crate::engine::{Engine, call, not_found_pane, ok_reply};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::format::tmux_format;
-use crate::ops::without_wrappers;
-use screen::{SWITCH_MAX, switches_screen};
 
+mod facts;
+mod report;
 mod screen;
 
-/// Lines of output kept in a wait's `tail`.
-const TAIL_LINES: usize = 5;
+pub(crate) use facts::PaneFacts;
+use report::TAIL_WINDOW;
 
 /// What a text wait looks for.
 #[derive(Debug, Clone)]
@@ -111,22 +116,6 @@ pub struct WaitReport {
     pub input: Option<crate::input_state::AwaitingInput>,
 }
 
-/// A pane's state, in one query: read when a wait ends, when waits check
-/// that their pane lives, and by `run_command` before it types.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct PaneFacts {
-    pub(crate) exists: bool,
-    pub(crate) dead: bool,
-    pub(crate) alternate_screen: bool,
-    pub(crate) in_mode: bool,
-    /// tmux's name for the foreground program.
-    pub(crate) current_command: String,
-    /// The pid of the pane's first process, on the pane's host.
-    pub(crate) pid: Option<u32>,
-    /// The pane's terminal (`/dev/pts/3`), on the pane's host.
-    pub(crate) tty: String,
-}
-
 /// Above this many bytes to read, a scan step runs on tokio's blocking
 /// pool: scanning 8 MiB takes about 100 ms, which would keep a runtime
 /// thread from the control clients' readers (two threads in all, as
@@ -157,19 +146,6 @@ async fn scan_step(
         }),
     }
 }
-
-/// What the probe at the start of a wait saw.
-struct Probe {
-    /// The journal end when the probe's reply arrived.
-    cursor: u64,
-    dead: bool,
-    alternate_screen: bool,
-    in_mode: bool,
-}
-
-/// How much output after the probe [`Engine::facts_since`] looks through
-/// for screen switches; after more, the report asks tmux.
-const FACTS_WINDOW: u64 = 64 * 1024;
 
 impl Engine {
     /// Waits until one of `spec.patterns` appears in the pane's output after
@@ -362,201 +338,6 @@ impl Engine {
         }
     }
 
-    /// A round trip through the client carrying the pane's output: every
-    /// byte the pane printed before now is in the journal when it returns.
-    /// Returns the cursor at the end of the output at that moment.
-    pub async fn sync_pane(&self, pane: PaneId) -> Result<Cursor> {
-        let (offset, _) = self.sync_pane_state(pane).await?;
-        Ok(self.cursor(pane, offset))
-    }
-
-    /// [`Engine::sync_pane`], also saying whether the pane is dead (its
-    /// program exited and `remain-on-exit` keeps it).
-    async fn sync_pane_state(&self, pane: PaneId) -> Result<(u64, bool)> {
-        let probe = self.probe_pane(pane).await?;
-        Ok((probe.cursor, probe.dead))
-    }
-
-    /// [`Engine::sync_pane`], with the pane's state at that moment.
-    async fn probe_pane(&self, pane: PaneId) -> Result<Probe> {
-        let client = self.client_for_pane(pane).await?;
-        let probe = Command::new("display-message")
-            .flag("-p")
-            .opt("-t", pane.to_string())
-            .arg(PaneProbe::FORMAT);
-        let answer = client.call(call(probe, Some(pane))?).await?;
-        let cursor = answer.cursor.unwrap_or_default();
-        let reply = ok_reply(answer).map_err(|e| not_found_pane(e, &pane.to_string()))?;
-        let state = PaneProbe::parse_first("display-message", &reply)?;
-        if state.id != Some(pane) {
-            return Err(not_found(pane));
-        }
-        Ok(Probe {
-            cursor,
-            dead: state.dead,
-            alternate_screen: state.alternate_screen,
-            in_mode: state.in_mode,
-        })
-    }
-
-    /// The screen facts of `probe`, if nothing since can have changed them:
-    /// tmux reported no pane, window or mode change (`changes`, subscribed
-    /// before the probe), and the pane's output after the probe neither
-    /// switches screens nor was lost. Spares a wait's report the round trip
-    /// that asks tmux again, which under load costs as much as the wake-up.
-    fn facts_since(
-        &self,
-        pane: PaneId,
-        probe: &Probe,
-        changes: &watch::Receiver<u64>,
-    ) -> Option<PaneFacts> {
-        if changes.has_changed().unwrap_or(true) {
-            return None;
-        }
-        // A switch whose sequence began before the probe took effect after it.
-        let from = probe.cursor.saturating_sub(SWITCH_MAX as u64);
-        let unchanged = (self.shared.panes).with_journal_from(pane, from, |journal| {
-            let read = journal.read_from(from);
-            let short = journal.end() - from <= FACTS_WINDOW;
-            short && read.lost == 0 && !switches_screen(&read.bytes)
-        });
-        unchanged.then(|| PaneFacts {
-            exists: true,
-            alternate_screen: probe.alternate_screen,
-            in_mode: probe.in_mode,
-            ..PaneFacts::default()
-        })
-    }
-
-    pub(crate) async fn pane_facts(&self, pane: PaneId) -> Result<PaneFacts> {
-        let query = Command::new("display-message")
-            .flag("-p")
-            .opt("-t", pane.to_string())
-            .arg(PaneFactsRow::FORMAT);
-        let reply = self.command(query).await?;
-        let row = PaneFactsRow::parse_first("display-message", &reply)?;
-        Ok(PaneFacts {
-            exists: row.id == Some(pane),
-            dead: row.dead,
-            alternate_screen: row.alternate_screen,
-            in_mode: row.in_mode,
-            current_command: row.current_command,
-            pid: row.pid,
-            tty: row.tty,
-        })
-    }
-
-    /// Whether the pane (or the whole server, since the wait started in
-    /// server `epoch`) is gone: `None` while the pane lives.
-    async fn pane_gone(&self, pane: PaneId, epoch: u32) -> Result<Option<Outcome>> {
-        if self.shared.any_client().is_none() {
-            // Every control client ended: the server or the connection to
-            // its host went away. Asking about the pane now would start a
-            // new one.
-            return Ok(Some(self.gone_outcome(epoch)));
-        }
-        match self.pane_facts(pane).await {
-            Ok(facts) if facts.exists && !facts.dead => Ok(None),
-            Ok(_) => Ok(Some(self.gone_outcome(epoch))),
-            // The query's client closed under it: so did the server (or
-            // the connection to its host).
-            Err(Error::Disconnected { .. }) => Ok(Some(self.gone_outcome(epoch))),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// How a wait started in server `epoch` ends when its pane is gone.
-    fn gone_outcome(&self, epoch: u32) -> Outcome {
-        if self.connection_lost() {
-            Outcome::HostLost
-        } else if self.shared.any_client().is_none() || self.epoch() != epoch {
-            Outcome::ServerExited
-        } else {
-            Outcome::PaneExited
-        }
-    }
-
-    /// The pane (or the server) went away: report what its journal holds.
-    async fn ended(
-        &self,
-        pane: PaneId,
-        outcome: Outcome,
-        baseline: u64,
-        lost: u64,
-        started: Instant,
-    ) -> Result<WaitReport> {
-        let end = self.journal_end(pane);
-        self.report(pane, outcome, None, baseline, end, lost, started)
-            .await
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn report(
-        &self,
-        pane: PaneId,
-        outcome: Outcome,
-        found: Option<Found>,
-        baseline: u64,
-        cursor: u64,
-        lost_bytes: u64,
-        started: Instant,
-    ) -> Result<WaitReport> {
-        let span = (baseline, cursor);
-        self.report_with(pane, outcome, found, span, lost_bytes, started, None)
-            .await
-    }
-
-    /// [`Engine::report`] for a `(baseline, cursor)` span, asking tmux for
-    /// the pane's facts unless they are `known`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn report_with(
-        &self,
-        pane: PaneId,
-        outcome: Outcome,
-        found: Option<Found>,
-        (baseline, cursor): (u64, u64),
-        lost_bytes: u64,
-        started: Instant,
-        known: Option<PaneFacts>,
-    ) -> Result<WaitReport> {
-        let facts = match (outcome, known) {
-            (Outcome::PaneExited | Outcome::ServerExited | Outcome::HostLost, _) => {
-                PaneFacts::default()
-            }
-            (_, Some(known)) => known,
-            (_, None) => self.pane_facts(pane).await.unwrap_or_default(),
-        };
-        // A full-screen program draws with cursor movement, which a line
-        // view of its output turns into a jumble: show its screen instead.
-        // So does one that draws on the normal screen (`less -X`, git's pager).
-        let drawn = !facts.alternate_screen
-            && self.read_journal(pane, |journal| {
-                let from = baseline.max(journal.end().saturating_sub(TAIL_WINDOW));
-                termpilot_shell::addresses_cursor(&journal.read_from(from).bytes)
-            });
-        let screen = match facts.alternate_screen || drawn {
-            true => self.capture_raw(pane, crate::Scrollback::None).await.ok(),
-            false => None,
-        };
-        let (tail, unfinished) = match screen {
-            Some(screen) => (screen_tail(&screen.lines), false),
-            None => self.read_journal(pane, |journal| tail_lines(journal, baseline)),
-        };
-        let tail = redacted_tail(&self.redaction(), without_wrappers(tail), unfinished);
-        Ok(WaitReport {
-            outcome,
-            found,
-            baseline: self.cursor(pane, baseline),
-            cursor: self.cursor(pane, cursor),
-            lost_bytes,
-            elapsed: started.elapsed(),
-            tail,
-            alternate_screen: facts.alternate_screen,
-            in_mode: facts.in_mode,
-            input: None,
-        })
-    }
-
     /// Checks the visible screen for the pattern, ignoring lines that echo
     /// typed input.
     async fn match_screen(
@@ -608,34 +389,6 @@ impl Engine {
     }
 }
 
-fn not_found(pane: PaneId) -> Error {
-    Error::pane_not_found(pane.to_string())
-}
-
-tmux_format! {
-    /// Whether a pane is there (display-message falls back to another pane
-    /// for some targets), dead, and what its screen shows.
-    struct PaneProbe {
-        id: Option<PaneId> = "pane_id",
-        dead: bool = "pane_dead",
-        alternate_screen: bool = "alternate_on",
-        in_mode: bool = "pane_in_mode",
-    }
-}
-
-tmux_format! {
-    /// What the engine reads of a pane before typing into it.
-    struct PaneFactsRow {
-        id: Option<PaneId> = "pane_id",
-        dead: bool = "pane_dead",
-        alternate_screen: bool = "alternate_on",
-        in_mode: bool = "pane_in_mode",
-        current_command: String = "pane_current_command",
-        pid: Option<u32> = "pane_pid",
-        tty: String = "pane_tty",
-    }
-}
-
 fn kind(index: usize, patterns: usize) -> Outcome {
     if index < patterns {
         Outcome::Matched
@@ -650,50 +403,4 @@ fn local_index(index: usize, patterns: usize) -> usize {
     } else {
         index - patterns
     }
-}
-
-/// How far back from the end a wait's tail (and echo bookkeeping) reads:
-/// enough for a few lines, without re-reading megabytes of a flood.
-const TAIL_WINDOW: u64 = 64 * 1024;
-
-/// The last lines after `baseline`, and whether the last of them is the
-/// unfinished line the pane is printing.
-fn tail_lines(journal: &Journal, baseline: u64) -> (Vec<String>, bool) {
-    let from = baseline.max(journal.end().saturating_sub(TAIL_WINDOW));
-    let view = journal.lines(from);
-    let mut lines: Vec<String> = view.lines.into_iter().map(|line| line.text).collect();
-    if from > baseline && !lines.is_empty() {
-        // Reading started mid-line: the first line is only a fragment.
-        lines.remove(0);
-    }
-    let partial = view.partial.filter(|p| !p.is_empty());
-    let unfinished = partial.is_some();
-    lines.extend(partial);
-    let skip = lines.len().saturating_sub(TAIL_LINES);
-    (lines.split_off(skip), unfinished)
-}
-
-/// A tail with its secrets hidden, as a wait matches: the end of an
-/// `unfinished` last line that could begin a secret is left out, so output
-/// cut inside a secret shows none of its first characters.
-fn redacted_tail(redaction: &Redaction, tail: Vec<String>, unfinished: bool) -> Vec<String> {
-    let mut tail = redaction.redact_lines(tail);
-    if unfinished && let Some(last) = tail.last_mut() {
-        let held = redaction.held_back(last);
-        last.truncate(last.len() - held);
-    }
-    tail
-}
-
-/// The last lines of a screen with text, trailing spaces removed.
-fn screen_tail(lines: &[String]) -> Vec<String> {
-    let shown = lines
-        .iter()
-        .rposition(|line| !line.trim().is_empty())
-        .map_or(0, |last| last + 1);
-    let skip = shown.saturating_sub(TAIL_LINES);
-    lines[skip..shown]
-        .iter()
-        .map(|line| line.trim_end().to_owned())
-        .collect()
 }

@@ -48,7 +48,10 @@ pub use awaiting::DEFAULT_INPUT_SETTLE;
 use proc::{command_string, foreground_child, foreground_leader};
 // A pane's processes are read on its own host (see `Engine::procfs`).
 use crate::procfs::Procfs;
-use termpilot_shell::{EndMarker, MarkerDoubt, Tracker, new_nonce, not_run_verdict, program_of};
+use termpilot_shell::{
+    EndMarker, MarkerDoubt, Tracker, new_nonce, not_run_verdict, program_of, screen_rows,
+    shown_prompt,
+};
 pub use termpilot_shell::{NotRun, Shell, hide_wrappers, wrapper};
 
 /// How long a shell that is not (yet) at its prompt gets to get there.
@@ -975,29 +978,6 @@ fn lock_shown(shown: &Mutex<ShownSoFar>) -> std::sync::MutexGuard<'_, ShownSoFar
     shown.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A screen's rows: trailing spaces and blank rows at the bottom removed.
-fn screen_rows(lines: &[String]) -> Vec<String> {
-    let mut rows: Vec<String> = lines
-        .iter()
-        .map(|line| line.trim_end().to_owned())
-        .collect();
-    let shown = rows
-        .iter()
-        .rposition(|row| !row.is_empty())
-        .map_or(0, |last| last + 1);
-    rows.truncate(shown);
-    rows
-}
-
-/// The text of the journal's unfinished last line, as cleaned: a shell's
-/// prompt while it waits. `None` when there is none.
-fn shown_prompt(journal: &termpilot_journal::Journal) -> Option<String> {
-    let view = journal.lines(journal.end().saturating_sub(PROMPT_BYTES));
-    view.partial
-        .map(|line| line.trim_end().to_owned())
-        .filter(|line| !line.is_empty())
-}
-
 /// Whether `shell` has the terminal, idle, and takes input the way it does
 /// at its prompt: its line editor holds the terminal in raw mode, or (a
 /// shell with line editing off) it sleeps in a read of the terminal, which
@@ -1017,6 +997,3 @@ fn ready_for_input(fs: &dyn Procfs, shell: u32, tty: &str) -> bool {
 /// How long a shell that did not start a command must wait for keys, with
 /// nothing printed, before the command line counts as not run.
 const UNSTARTED_SETTLE: Duration = Duration::from_millis(100);
-
-/// How far back [`shown_prompt`] reads: more than any prompt line.
-const PROMPT_BYTES: u64 = 4096;
