@@ -44,11 +44,11 @@ pub(crate) trait StepTool: Tool {
     fn plan<'a>(
         params: Self::StepParams,
         at: &StepPlace<'a>,
-    ) -> impl Future<Output = ToolResult<PlannedJobStep<'a>>> + Send;
+    ) -> impl Future<Output = ToolResult<PlannedBatchStep<'a>>> + Send;
 }
 
 /// A step as `run_batch` hands it to the engine.
-pub(crate) type PlannedJobStep<'a> = PlannedStep<'a, JobReply>;
+pub(crate) type PlannedBatchStep<'a> = PlannedStep<'a, JobReply>;
 
 /// A step's result as the batch shows it.
 #[derive(Debug)]
@@ -151,7 +151,7 @@ impl<'a> StepPlace<'a> {
         &self,
         target: &str,
         keys: Keystrokes,
-    ) -> ToolResult<PlannedJobStep<'a>> {
+    ) -> ToolResult<PlannedBatchStep<'a>> {
         let pane = batch_pane(self.server, self.batch, target, &self.field("pane")).await?;
         Ok(PlannedStep::Keys(termpilot_tmux::BatchOp { pane, keys }))
     }
@@ -166,7 +166,7 @@ impl<'a> StepPlace<'a> {
         (kind, limit): (WorkKind, Option<Duration>),
         run: impl FnOnce(&'a Engine, PaneId, Option<Cursor>) -> Work + Send + 'a,
         show: impl FnOnce(&'a TermpilotServer, &'a Host, PaneId, V) -> ToolResult<Reply<T>> + Send + 'a,
-    ) -> PlannedJobStep<'a>
+    ) -> PlannedBatchStep<'a>
     where
         Work: Future<Output = termpilot_tmux::Result<V>> + Send + 'a,
         V: JobResult,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use termpilot_tmux::{CommandReport, NotRun, PlannedStep, StepWork, WorkKind};
 
-use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::batch_step::{PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of};
 use super::params::pane_params;
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
@@ -147,7 +147,10 @@ impl StepTool for RunCommand {
         &params.pane
     }
 
-    async fn plan<'a>(params: RunCommandParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+    async fn plan<'a>(
+        params: RunCommandParams,
+        at: &StepPlace<'a>,
+    ) -> Result<PlannedBatchStep<'a>> {
         if let Err(error) = refuse_nul(&params.command) {
             return Ok(PlannedStep::Refused(error.into_engine()));
         }

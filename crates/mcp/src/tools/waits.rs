@@ -10,7 +10,7 @@ use termpilot_tmux::{
     WorkKind,
 };
 
-use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::batch_step::{PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of};
 use super::params::pane_params;
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
@@ -164,7 +164,10 @@ impl StepTool for WaitForText {
         &params.pane
     }
 
-    async fn plan<'a>(params: WaitForTextParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+    async fn plan<'a>(
+        params: WaitForTextParams,
+        at: &StepPlace<'a>,
+    ) -> Result<PlannedBatchStep<'a>> {
         let (wait, settle) = text_wait(at.server, &params);
         let since = match params.since.as_deref().map(|s| at.cursor(s)).transpose() {
             Ok(since) => since,
@@ -314,7 +317,10 @@ impl StepTool for WaitForIdle {
     }
 
     /// Its result's tail has the single tool's budget.
-    async fn plan<'a>(params: WaitForIdleParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+    async fn plan<'a>(
+        params: WaitForIdleParams,
+        at: &StepPlace<'a>,
+    ) -> Result<PlannedBatchStep<'a>> {
         let idle = idle_wait(at.server, &params);
         Ok(at.job(
             params.pane,

@@ -216,10 +216,10 @@ pub trait StepDriver: Sync {
     /// Resolves a step's pane target when its turn comes.
     fn resolve(&self, target: &str) -> impl Future<Output = Result<PaneId>> + Send;
 
-    /// Runs the engine work of step `index` of `total`: the driver may
-    /// report progress on it, and end it early (with [`Error::Cancelled`])
-    /// when the batch is cancelled.
-    fn step<T: Send>(
+    /// Runs the job of step `index` of `total` (`run`, started with its
+    /// pane and cursor): the driver may report progress on it, and end it
+    /// early (with [`Error::Cancelled`]) when the batch is cancelled.
+    fn job<T: Send>(
         &self,
         index: usize,
         total: usize,
@@ -361,7 +361,7 @@ async fn run_job<R: JobResult + Send>(
         limit: job.limit,
     };
     let result = driver
-        .step(at.index, at.total, work, (job.run)(pane, since))
+        .job(at.index, at.total, work, (job.run)(pane, since))
         .await?;
     Ok(StepStatus::Done { pane, result })
 }
