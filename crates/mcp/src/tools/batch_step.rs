@@ -74,6 +74,14 @@ impl JobResult for JobReply {
     }
 }
 
+/// What the engine's work for a step returns, as far as later steps need
+/// it: the cursor it hands on (for `$prev` and `$N`). Implemented beside
+/// the tool that runs the work.
+pub(crate) trait HandsCursor {
+    /// Where a later step may start.
+    fn cursor(&self) -> Cursor;
+}
+
 /// A single tool's result in a batch's text.
 pub(crate) trait StepSummary {
     /// Its outcome and its text, if any; else that it went well and where
@@ -158,7 +166,8 @@ impl<'a> StepPlace<'a> {
 
     /// A job on the pane `target` names, from `since`: `run` does its work
     /// once the engine resolved its pane and cursor, and `show` turns what it
-    /// produced into the tool's result.
+    /// produced into the tool's result. `kind` and `limit` say what the work
+    /// is and how long it may take, for progress reports.
     pub(crate) fn job<V, T, Work>(
         &self,
         target: String,
@@ -169,7 +178,7 @@ impl<'a> StepPlace<'a> {
     ) -> PlannedBatchStep<'a>
     where
         Work: Future<Output = termpilot_tmux::Result<V>> + Send + 'a,
-        V: JobResult,
+        V: HandsCursor,
         T: Serialize + StepSummary,
     {
         let (server, batch) = (self.server, self.batch);

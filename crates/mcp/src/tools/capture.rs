@@ -3,9 +3,11 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_tmux::{Capture, PaneId, PlannedStep, Scrollback, Since, WorkKind};
+use termpilot_tmux::{Capture, Cursor, PaneId, PlannedStep, Scrollback, Since, WorkKind};
 
-use super::batch_step::{PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::batch_step::{
+    HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
+};
 use super::params::pane_params;
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
@@ -131,6 +133,12 @@ impl StepTool for CapturePane {
 impl StepSummary for CaptureEntry {
     fn summary(&self) -> String {
         summary_of(&[], &self.text, &self.cursor)
+    }
+}
+
+impl HandsCursor for Capture {
+    fn cursor(&self) -> Cursor {
+        self.cursor
     }
 }
 
@@ -303,6 +311,12 @@ impl StepTool for CaptureSince {
 impl StepSummary for SinceEntry {
     fn summary(&self) -> String {
         summary_of(&[], &self.text, &self.cursor)
+    }
+}
+
+impl HandsCursor for Since {
+    fn cursor(&self) -> Cursor {
+        self.cursor
     }
 }
 

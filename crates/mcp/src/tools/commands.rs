@@ -4,9 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{CommandReport, NotRun, PlannedStep, StepWork, WorkKind};
+use termpilot_tmux::{CommandReport, Cursor, NotRun, PlannedStep, StepWork, WorkKind};
 
-use super::batch_step::{PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::batch_step::{
+    HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
+};
 use super::params::pane_params;
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
@@ -179,6 +181,12 @@ impl StepSummary for CommandEntry {
             (None, None) => None,
         };
         summary_of(code.as_slice(), &self.output, &self.cursor)
+    }
+}
+
+impl HandsCursor for CommandReport {
+    fn cursor(&self) -> Cursor {
+        self.cursor
     }
 }
 

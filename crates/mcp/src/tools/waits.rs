@@ -6,11 +6,13 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::{
-    ChannelOutcome, Needle, Outcome as WaitOutcome, PlannedStep, StepWork, TextWait, WaitReport,
-    WorkKind,
+    ChannelOutcome, Cursor, Needle, Outcome as WaitOutcome, PlannedStep, StepWork, TextWait,
+    WaitReport, WorkKind,
 };
 
-use super::batch_step::{PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::batch_step::{
+    HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
+};
 use super::params::pane_params;
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
@@ -195,6 +197,12 @@ impl StepSummary for WaitEntry {
             &self.tail,
             &self.cursor,
         )
+    }
+}
+
+impl HandsCursor for WaitReport {
+    fn cursor(&self) -> Cursor {
+        self.cursor
     }
 }
 

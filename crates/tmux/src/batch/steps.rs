@@ -20,12 +20,9 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{BatchOp, OpStatus};
-use crate::cursor::{Cursor, Since};
+use crate::cursor::Cursor;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::ops::Capture;
-use crate::shell::CommandReport;
-use crate::wait::WaitReport;
 
 /// Where a step's cursor comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,30 +98,6 @@ impl<R> fmt::Debug for StepJob<'_, R> {
 pub trait JobResult {
     /// The cursor it returned: where a later step may start.
     fn cursor(&self) -> Cursor;
-}
-
-impl JobResult for WaitReport {
-    fn cursor(&self) -> Cursor {
-        self.cursor
-    }
-}
-
-impl JobResult for Capture {
-    fn cursor(&self) -> Cursor {
-        self.cursor
-    }
-}
-
-impl JobResult for Since {
-    fn cursor(&self) -> Cursor {
-        self.cursor
-    }
-}
-
-impl JobResult for CommandReport {
-    fn cursor(&self) -> Cursor {
-        self.cursor
-    }
 }
 
 /// How one step went.
