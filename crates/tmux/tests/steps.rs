@@ -37,7 +37,7 @@ impl StepDriver for Direct<'_> {
         self.engine.resolve_pane(target).await
     }
 
-    async fn step<T: Send>(
+    async fn job<T: Send>(
         &self,
         _index: usize,
         _total: usize,

@@ -44,11 +44,11 @@ pub(crate) trait StepTool: Tool {
     fn plan<'a>(
         params: Self::StepParams,
         at: &StepPlace<'a>,
-    ) -> impl Future<Output = ToolResult<PlannedJobStep<'a>>> + Send;
+    ) -> impl Future<Output = ToolResult<PlannedBatchStep<'a>>> + Send;
 }
 
 /// A step as `run_batch` hands it to the engine.
-pub(crate) type PlannedJobStep<'a> = PlannedStep<'a, JobReply>;
+pub(crate) type PlannedBatchStep<'a> = PlannedStep<'a, JobReply>;
 
 /// A step's result as the batch shows it.
 #[derive(Debug)]
@@ -72,6 +72,14 @@ impl JobResult for JobReply {
     fn cursor(&self) -> Cursor {
         self.cursor
     }
+}
+
+/// What the engine's work for a step returns, as far as later steps need
+/// it: the cursor it hands on (for `$prev` and `$N`). Implemented beside
+/// the tool that runs the work.
+pub(crate) trait HandsCursor {
+    /// Where a later step may start.
+    fn cursor(&self) -> Cursor;
 }
 
 /// A single tool's result in a batch's text.
@@ -151,14 +159,15 @@ impl<'a> StepPlace<'a> {
         &self,
         target: &str,
         keys: Keystrokes,
-    ) -> ToolResult<PlannedJobStep<'a>> {
+    ) -> ToolResult<PlannedBatchStep<'a>> {
         let pane = batch_pane(self.server, self.batch, target, &self.field("pane")).await?;
         Ok(PlannedStep::Keys(termpilot_tmux::BatchOp { pane, keys }))
     }
 
     /// A job on the pane `target` names, from `since`: `run` does its work
     /// once the engine resolved its pane and cursor, and `show` turns what it
-    /// produced into the tool's result.
+    /// produced into the tool's result. `kind` and `limit` say what the work
+    /// is and how long it may take, for progress reports.
     pub(crate) fn job<V, T, Work>(
         &self,
         target: String,
@@ -166,10 +175,10 @@ impl<'a> StepPlace<'a> {
         (kind, limit): (WorkKind, Option<Duration>),
         run: impl FnOnce(&'a Engine, PaneId, Option<Cursor>) -> Work + Send + 'a,
         show: impl FnOnce(&'a TermpilotServer, &'a Host, PaneId, V) -> ToolResult<Reply<T>> + Send + 'a,
-    ) -> PlannedJobStep<'a>
+    ) -> PlannedBatchStep<'a>
     where
         Work: Future<Output = termpilot_tmux::Result<V>> + Send + 'a,
-        V: JobResult,
+        V: HandsCursor,
         T: Serialize + StepSummary,
     {
         let (server, batch) = (self.server, self.batch);

@@ -3,9 +3,11 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_tmux::{Capture, PaneId, PlannedStep, Scrollback, Since, WorkKind};
+use termpilot_tmux::{Capture, Cursor, PaneId, PlannedStep, Scrollback, Since, WorkKind};
 
-use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::batch_step::{
+    HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
+};
 use super::params::pane_params;
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
@@ -109,7 +111,7 @@ impl StepTool for CapturePane {
     async fn plan<'a>(
         params: CapturePaneParams,
         at: &StepPlace<'a>,
-    ) -> ToolResult<PlannedJobStep<'a>> {
+    ) -> ToolResult<PlannedBatchStep<'a>> {
         if params.format.is_some() {
             return Err(ToolError::refused(format!(
                 "{}: a batch returns text only; call capture_pane for a picture",
@@ -131,6 +133,12 @@ impl StepTool for CapturePane {
 impl StepSummary for CaptureEntry {
     fn summary(&self) -> String {
         summary_of(&[], &self.text, &self.cursor)
+    }
+}
+
+impl HandsCursor for Capture {
+    fn cursor(&self) -> Cursor {
+        self.cursor
     }
 }
 
@@ -279,7 +287,7 @@ impl StepTool for CaptureSince {
     async fn plan<'a>(
         params: CaptureSinceParams,
         at: &StepPlace<'a>,
-    ) -> ToolResult<PlannedJobStep<'a>> {
+    ) -> ToolResult<PlannedBatchStep<'a>> {
         let since = match at.cursor(&params.cursor) {
             Ok(since) => since,
             Err(error) => return Ok(PlannedStep::Refused(error.into_engine())),
@@ -303,6 +311,12 @@ impl StepTool for CaptureSince {
 impl StepSummary for SinceEntry {
     fn summary(&self) -> String {
         summary_of(&[], &self.text, &self.cursor)
+    }
+}
+
+impl HandsCursor for Since {
+    fn cursor(&self) -> Cursor {
+        self.cursor
     }
 }
 

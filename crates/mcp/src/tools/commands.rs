@@ -4,9 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_tmux::{CommandEnd, CommandReport, NotRun, PlannedStep, StepWork, WorkKind};
+use termpilot_tmux::{CommandEnd, CommandReport, Cursor, NotRun, PlannedStep, StepWork, WorkKind};
 
-use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::batch_step::{
+    HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
+};
 use super::params::pane_params;
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
@@ -147,7 +149,10 @@ impl StepTool for RunCommand {
         &params.pane
     }
 
-    async fn plan<'a>(params: RunCommandParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+    async fn plan<'a>(
+        params: RunCommandParams,
+        at: &StepPlace<'a>,
+    ) -> Result<PlannedBatchStep<'a>> {
         if let Err(error) = refuse_nul(&params.command) {
             return Ok(PlannedStep::Refused(error.into_engine()));
         }
@@ -176,6 +181,12 @@ impl StepSummary for CommandEntry {
             (None, None) => None,
         };
         summary_of(code.as_slice(), &self.output, &self.cursor)
+    }
+}
+
+impl HandsCursor for CommandReport {
+    fn cursor(&self) -> Cursor {
+        self.cursor
     }
 }
 

@@ -12,7 +12,7 @@ use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Reply, TermpilotServer};
 use crate::toolset::Toolset;
 
-use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::batch_step::{PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of};
 use super::params::pane_params;
 use super::then_wait::{self, InputWait};
 
@@ -137,7 +137,7 @@ impl StepTool for SendKeys {
     async fn plan<'a>(
         params: SendKeysParams,
         at: &StepPlace<'a>,
-    ) -> ToolResult<PlannedJobStep<'a>> {
+    ) -> ToolResult<PlannedBatchStep<'a>> {
         let keys = Keystrokes::Type(checked_input(&params, &at.prefix())?);
         at.keys(&params.pane, keys).await
     }
@@ -287,7 +287,7 @@ impl StepTool for PasteText {
     async fn plan<'a>(
         params: PasteTextParams,
         at: &StepPlace<'a>,
-    ) -> ToolResult<PlannedJobStep<'a>> {
+    ) -> ToolResult<PlannedBatchStep<'a>> {
         refuse_nul(&at.field("text"), &params.text)?;
         let keys = Keystrokes::Paste {
             text: params.text,

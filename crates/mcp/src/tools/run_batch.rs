@@ -15,7 +15,9 @@ use termpilot_tmux::{PaneId, StepDriver, StepStatus, StepWork};
 use tokio::sync::watch;
 
 use super::batch::{OnError, OneHost, check_text_total, items, one_host, stopped_at};
-use super::batch_step::{JobReply, PlannedJobStep, ShownResult, StepPlace, StepTool, shown_result};
+use super::batch_step::{
+    JobReply, PlannedBatchStep, ShownResult, StepPlace, StepTool, shown_result,
+};
 use super::capture::{CapturePane, CaptureSince};
 use super::commands::RunCommand;
 use super::input::{self, PasteText, SendKeys};
@@ -51,7 +53,7 @@ macro_rules! step_tools {
         #[derive(Debug)]
         pub enum StepArgs {
             $(
-                #[doc = concat!("Arguments of the tool [`", stringify!($tool), "`].")]
+                #[doc = concat!("Arguments of the step tool `", stringify!($tool), "`.")]
                 $tool(<$tool as StepTool>::StepParams),
             )+
         }
@@ -98,7 +100,7 @@ macro_rules! step_tools {
             }
 
             /// The engine's step.
-            async fn plan<'a>(self, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+            async fn plan<'a>(self, at: &StepPlace<'a>) -> Result<PlannedBatchStep<'a>> {
                 match self {
                     $(StepArgs::$tool(params) => $tool::plan(params, at).await,)+
                 }
@@ -277,7 +279,7 @@ async fn plan<'a>(
     batch: &'a OneHost,
     steps: Vec<StepArgs>,
     share: u32,
-) -> Result<Vec<PlannedJobStep<'a>>> {
+) -> Result<Vec<PlannedBatchStep<'a>>> {
     let text_total = steps.iter().map(StepArgs::typed_len).sum();
     let mut planned = Vec::with_capacity(steps.len());
     for (index, step) in steps.into_iter().enumerate() {
@@ -341,7 +343,7 @@ impl StepDriver for Driver<'_> {
         address::pane_on(self.server, &self.batch.engine, target).await
     }
 
-    async fn step<T: Send>(
+    async fn job<T: Send>(
         &self,
         index: usize,
         total: usize,

@@ -6,11 +6,13 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::{
-    ChannelOutcome, Needle, Outcome as WaitOutcome, PlannedStep, StepWork, TextWait, WaitReport,
-    WorkKind,
+    ChannelOutcome, Cursor, Needle, Outcome as WaitOutcome, PlannedStep, StepWork, TextWait,
+    WaitReport, WorkKind,
 };
 
-use super::batch_step::{PlannedJobStep, StepPlace, StepSummary, StepTool, summary_of};
+use super::batch_step::{
+    HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
+};
 use super::params::pane_params;
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
@@ -164,7 +166,10 @@ impl StepTool for WaitForText {
         &params.pane
     }
 
-    async fn plan<'a>(params: WaitForTextParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+    async fn plan<'a>(
+        params: WaitForTextParams,
+        at: &StepPlace<'a>,
+    ) -> Result<PlannedBatchStep<'a>> {
         let (wait, settle) = text_wait(at.server, &params);
         let since = match params.since.as_deref().map(|s| at.cursor(s)).transpose() {
             Ok(since) => since,
@@ -192,6 +197,12 @@ impl StepSummary for WaitEntry {
             &self.tail,
             &self.cursor,
         )
+    }
+}
+
+impl HandsCursor for WaitReport {
+    fn cursor(&self) -> Cursor {
+        self.cursor
     }
 }
 
@@ -314,7 +325,10 @@ impl StepTool for WaitForIdle {
     }
 
     /// Its result's tail has the single tool's budget.
-    async fn plan<'a>(params: WaitForIdleParams, at: &StepPlace<'a>) -> Result<PlannedJobStep<'a>> {
+    async fn plan<'a>(
+        params: WaitForIdleParams,
+        at: &StepPlace<'a>,
+    ) -> Result<PlannedBatchStep<'a>> {
         let idle = idle_wait(at.server, &params);
         Ok(at.job(
             params.pane,

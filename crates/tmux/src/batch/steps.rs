@@ -20,12 +20,9 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{BatchOp, OpStatus};
-use crate::cursor::{Cursor, Since};
+use crate::cursor::Cursor;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::ops::Capture;
-use crate::shell::CommandReport;
-use crate::wait::WaitReport;
 
 /// Where a step's cursor comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,30 +98,6 @@ impl<R> fmt::Debug for StepJob<'_, R> {
 pub trait JobResult {
     /// The cursor it returned: where a later step may start.
     fn cursor(&self) -> Cursor;
-}
-
-impl JobResult for WaitReport {
-    fn cursor(&self) -> Cursor {
-        self.cursor
-    }
-}
-
-impl JobResult for Capture {
-    fn cursor(&self) -> Cursor {
-        self.cursor
-    }
-}
-
-impl JobResult for Since {
-    fn cursor(&self) -> Cursor {
-        self.cursor
-    }
-}
-
-impl JobResult for CommandReport {
-    fn cursor(&self) -> Cursor {
-        self.cursor
-    }
 }
 
 /// How one step went.
@@ -216,10 +189,10 @@ pub trait StepDriver: Sync {
     /// Resolves a step's pane target when its turn comes.
     fn resolve(&self, target: &str) -> impl Future<Output = Result<PaneId>> + Send;
 
-    /// Runs the engine work of step `index` of `total`: the driver may
-    /// report progress on it, and end it early (with [`Error::Cancelled`])
-    /// when the batch is cancelled.
-    fn step<T: Send>(
+    /// Runs the job of step `index` of `total` (`run`, started with its
+    /// pane and cursor): the driver may report progress on it, and end it
+    /// early (with [`Error::Cancelled`]) when the batch is cancelled.
+    fn job<T: Send>(
         &self,
         index: usize,
         total: usize,
@@ -361,7 +334,7 @@ async fn run_job<R: JobResult + Send>(
         limit: job.limit,
     };
     let result = driver
-        .step(at.index, at.total, work, (job.run)(pane, since))
+        .job(at.index, at.total, work, (job.run)(pane, since))
         .await?;
     Ok(StepStatus::Done { pane, result })
 }

@@ -255,3 +255,138 @@ async fn long_batches_go_in_chains_and_cancelling_stops_between_them() {
     })
     .await;
 }
+
+/// What the jobs of the pipeline tests produce: the cursor each was started
+/// with, which it hands on.
+#[derive(Debug)]
+struct Started {
+    pane: PaneId,
+    since: crate::Cursor,
+}
+
+impl crate::JobResult for Started {
+    fn cursor(&self) -> crate::Cursor {
+        self.since
+    }
+}
+
+/// A job on `target` from `since` that reports what it was started with,
+/// or fails; `started` counts the jobs that were started.
+fn job<'a>(
+    target: &str,
+    since: crate::CursorRef,
+    fails: bool,
+    started: &'a std::sync::atomic::AtomicUsize,
+) -> crate::PlannedStep<'a, Started> {
+    crate::PlannedStep::Job(crate::StepJob {
+        pane: target.into(),
+        since: Some(since),
+        kind: crate::WorkKind::Capture,
+        limit: None,
+        run: Box::new(move |pane, since| {
+            Box::pin(async move {
+                started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let since = since.expect("the engine resolves a job's cursor");
+                match fails {
+                    true => Err(Error::InvalidArgument("the job failed".into())),
+                    false => Ok(Started { pane, since }),
+                }
+            })
+        }),
+    })
+}
+
+/// Drives a pipeline with no scope, progress or cancellation of its own.
+struct Plain;
+
+impl crate::StepDriver for Plain {
+    async fn resolve(&self, target: &str) -> crate::Result<PaneId> {
+        (target.parse()).map_err(|e| Error::InvalidArgument(format!("{target}: {e}")))
+    }
+
+    async fn job<T: Send>(
+        &self,
+        _index: usize,
+        _total: usize,
+        _work: crate::StepWork,
+        run: impl Future<Output = crate::Result<T>> + Send,
+    ) -> crate::Result<T> {
+        run.await
+    }
+
+    async fn keys<T: Send>(
+        &self,
+        _total: usize,
+        _done: tokio::sync::watch::Receiver<usize>,
+        sending: impl Future<Output = T> + Send,
+    ) -> T {
+        sending.await
+    }
+
+    async fn count(&self, _done: usize, _total: usize) {}
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pipeline_hands_cursors_to_any_job_and_stops_at_a_failure() {
+    use crate::{CursorRef, PlannedStep, StepStatus};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    bounded(async {
+        let fake = Fake::local().with_session("main");
+        let engine = connect(&fake).await;
+        fake.output(0, b"abc");
+        settle().await;
+        let started = AtomicUsize::new(0);
+        let steps = |stop_at_job: bool| {
+            vec![
+                PlannedStep::Keys(typing(0, "a")),
+                job("%0", CursorRef::Latest, false, &started),
+                job("%0", CursorRef::Step(0), stop_at_job, &started),
+                job("%0", CursorRef::Step(9), false, &started),
+                job("nowhere", CursorRef::Latest, false, &started),
+                PlannedStep::Refused(Error::InvalidArgument("refused".into())),
+                job("%0", CursorRef::Step(1), false, &started),
+            ]
+        };
+        let cancel = CancellationToken::new();
+        let went_on = engine.run_steps(steps(false), false, &cancel, &Plain).await;
+        let StepStatus::Sent { cursor: typed, .. } = &went_on[0] else {
+            panic!("{went_on:?}");
+        };
+        for done in [&went_on[1], &went_on[2], &went_on[6]] {
+            let StepStatus::Done { pane, result } = done else {
+                panic!("{went_on:?}");
+            };
+            assert_eq!(
+                (*pane, result.pane, result.since),
+                (PaneId(0), PaneId(0), *typed)
+            );
+        }
+        let errors: Vec<String> = went_on[3..6]
+            .iter()
+            .map(|status| match status {
+                StepStatus::Failed(error) => error.to_string(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(
+            errors[0].contains("refers to a step that has not run"),
+            "{errors:?}"
+        );
+        assert!(errors[1].starts_with("nowhere: "), "{errors:?}");
+        assert_eq!(errors[2], "refused");
+        // A job refused before it starts (its cursor, its pane) never runs.
+        assert_eq!(started.swap(0, Ordering::SeqCst), 3);
+
+        let stopped = engine.run_steps(steps(true), true, &cancel, &Plain).await;
+        assert!(matches!(stopped[2], StepStatus::Failed(_)), "{stopped:?}");
+        assert!(
+            stopped[3..]
+                .iter()
+                .all(|s| matches!(s, StepStatus::Skipped)),
+            "{stopped:?}"
+        );
+        assert_eq!(started.load(Ordering::SeqCst), 2);
+    })
+    .await;
+}
