@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ContentBlock, CustomRequest, CustomResult, GetTaskParams, GetTaskResult, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
+    ContentBlock, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -374,9 +374,9 @@ impl ServerHandler for TermpilotServer {
 
     async fn on_custom_request(
         &self,
-        request: CustomRequest,
+        request: rmcp::model::CustomRequest,
         context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, McpError> {
+    ) -> Result<rmcp::model::CustomResult, McpError> {
         crate::tasks::answer(self, request, context).await
     }
 
