@@ -91,7 +91,7 @@ pub(crate) fn check(bytes: &[u8]) -> Result<ClientJsonRpcMessage, Refusal> {
             format!("Parse error: the message is not valid UTF-8 ({error})"),
         )
     })?;
-    let value: Value = serde_json::from_str(text)
+    let mut value: Value = serde_json::from_str(text)
         .map_err(|error| Refusal::new(Value::Null, PARSE_ERROR, format!("Parse error: {error}")))?;
     let Value::Object(object) = &value else {
         let what = if value.is_array() {
@@ -113,7 +113,6 @@ pub(crate) fn check(bytes: &[u8]) -> Result<ClientJsonRpcMessage, Refusal> {
         .get("method")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let mut value = value;
     crate::tasks::rename(&mut value);
     let message: ClientJsonRpcMessage = serde_json::from_value(value).map_err(|error| {
         Refusal::new(

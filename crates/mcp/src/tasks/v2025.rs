@@ -206,7 +206,7 @@ impl TermpilotServer {
                 tokio::spawn(statuses);
                 json!({"task": seed(&task)})
             }
-            Err(refused) => to_value(refused),
+            Err(refused) => Value::Object(as_2025(object(to_value(refused)))),
         })
     }
 
@@ -411,12 +411,20 @@ fn seed(task: &Task) -> Value {
 }
 
 /// The call's result with `_meta` naming its task, as `tasks/result` must.
-fn related(mut result: Map<String, Value>, id: &str) -> Value {
+fn related(result: Map<String, Value>, id: &str) -> Value {
+    let mut result = as_2025(result);
     let meta = result.entry("_meta").or_insert_with(|| json!({}));
     if let Some(meta) = meta.as_object_mut() {
         meta.insert(RELATED_TASK.to_owned(), json!({"taskId": id}));
     }
     Value::Object(result)
+}
+
+/// A result as protocol 2025-11-25 has it: without the `resultType` of
+/// 2026-07-28 (rmcp takes it away from its own answers to older clients).
+fn as_2025(mut result: Map<String, Value>) -> Map<String, Value> {
+    result.remove("resultType");
+    result
 }
 
 fn object(value: Value) -> Map<String, Value> {
@@ -467,8 +475,10 @@ mod tests {
 
     #[test]
     fn a_task_result_names_its_task() {
-        let result = related(object(json!({"content": [], "_meta": {"other": 1}})), "t1");
+        let result = json!({"content": [], "resultType": "complete", "_meta": {"other": 1}});
+        let result = related(object(result), "t1");
         assert_eq!(result["_meta"][RELATED_TASK]["taskId"], "t1");
+        assert!(result.get("resultType").is_none(), "{result}");
         assert_eq!(result["_meta"]["other"], 1);
     }
 
