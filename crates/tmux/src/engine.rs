@@ -209,6 +209,78 @@ impl Shared {
     }
 }
 
+impl client::Listener for Shared {
+    fn output(&self, client: ClientId, pane: PaneId, data: &[u8]) -> bool {
+        self.panes.append(client, pane, data)
+    }
+
+    fn grew(&self, panes: &[PaneId]) {
+        for &pane in panes {
+            self.panes.notify(pane);
+        }
+    }
+
+    fn journal_end(&self, pane: PaneId) -> u64 {
+        self.panes.end(pane)
+    }
+
+    fn paused(&self, pane: PaneId) {
+        self.panes
+            .record_gap(pane, termpilot_journal::GapReason::Paused);
+    }
+
+    fn sessions_changed(&self) {
+        self.mark_sessions_dirty();
+    }
+
+    fn panes_changed(&self) {
+        self.mark_panes_changed();
+    }
+
+    fn falling_behind(&self) {
+        self.want_quiet();
+    }
+
+    fn moved(&self, client: ClientId) {
+        self.forget_client(client);
+    }
+
+    fn departing(&self, leaving: bool) {
+        match leaving {
+            true => self.departing.send_modify(|n| *n += 1),
+            false => self.departing.send_modify(|n| *n = n.saturating_sub(1)),
+        }
+    }
+
+    fn ended(&self, client: ClientId, role: Role, dropped: bool) {
+        if dropped {
+            self.mark_host_lost();
+        }
+        match role {
+            Role::Session => {
+                self.forget_client(client);
+                self.panes.release(client);
+            }
+            Role::Quiet => self.forget_quiet(client),
+        }
+    }
+
+    fn session_gone(&self, session: SessionId) -> crate::transport::BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let args = ["list-sessions", "-F", "#{session_id}"].map(OsString::from);
+            let Ok(listed) = self.transport.run(args.to_vec()).await else {
+                return false;
+            };
+            let sessions: Vec<SessionId> = listed
+                .stdout
+                .lines()
+                .filter_map(|line| line.trim().parse().ok())
+                .collect();
+            listed.success && !sessions.is_empty() && !sessions.contains(&session)
+        })
+    }
+}
+
 /// Flags of every control client: it never affects window sizes, and a pane
 /// whose output has waited in tmux for 30 s is paused (its output dropped and
 /// recorded as a gap) instead of tmux dropping the whole client when it falls

@@ -56,6 +56,7 @@ mod channel;
 pub mod child_env;
 mod client;
 pub mod config;
+mod connection;
 mod cursor;
 mod engine;
 mod error;
@@ -81,8 +82,8 @@ pub use batch::{
     StepWork, WorkKind,
 };
 pub use channel::ChannelOutcome;
-pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};
+pub use connection::Answer;
 pub use cursor::{Cursor, Since};
 pub use engine::{Engine, STARTED_MARK};
 pub use error::{Error, Result};
