@@ -18,7 +18,7 @@ use crate::connection::{Connection, GroupReplyTo, Incoming, Lag, ReplyTo};
 use crate::engine::Shared;
 use crate::error::{Error, Result};
 use crate::panes::ClientId;
-use crate::transport::BoxFuture;
+use crate::transport::{BoxFuture, PipeProcess};
 
 /// What a control client is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,7 +226,7 @@ pub(crate) async fn spawn_as(
         departing: false,
         detaching: false,
     };
-    tokio::spawn(task.run(pipe.end, rx));
+    tokio::spawn(task.run(pipe.process, rx));
     let ready = async {
         match ready_rx.await {
             Ok(Ok(first)) => Ok(first),
@@ -349,11 +349,7 @@ struct ClientTask {
 }
 
 impl ClientTask {
-    async fn run(
-        mut self,
-        mut end: Box<dyn crate::transport::Far>,
-        mut rx: mpsc::Receiver<Request>,
-    ) {
+    async fn run(mut self, mut process: Box<dyn PipeProcess>, mut rx: mpsc::Receiver<Request>) {
         let mut requests_done = false;
         let listener = Arc::clone(&self.listener);
         let journal_end = move |pane| listener.journal_end(pane);
@@ -401,7 +397,7 @@ impl ClientTask {
                 }
             }
         };
-        self.finish(end.as_mut(), reason).await;
+        self.finish(process.as_mut(), reason).await;
     }
 
     /// Once the events of a read are applied: wakes the panes' waiters,
@@ -498,9 +494,9 @@ impl ClientTask {
         gone.await.unwrap_or(false).then_some(session)
     }
 
-    async fn finish(mut self, end: &mut dyn crate::transport::Far, reason: String) {
+    async fn finish(mut self, process: &mut dyn PipeProcess, reason: String) {
         if let Some(ready) = self.ready.take() {
-            let said = end.diagnostics().await;
+            let said = process.diagnostics().await;
             let why = if said.is_empty() {
                 reason.clone()
             } else {
@@ -517,7 +513,7 @@ impl ClientTask {
             Role::Quiet => None,
         };
         self.conn.fail_pending(&reason, ended);
-        end.close().await;
+        process.close().await;
         if self.departing {
             self.listener.departing(false);
         }

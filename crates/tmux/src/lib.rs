@@ -10,9 +10,20 @@
 //! Layout:
 //! - [`config`]: which server to talk to.
 //! - [`transport`]: where a control client's bytes come from (a local
-//!   `tmux`, ssh, an exec prefix, or in-memory pipes in tests).
-//! - `client`: one control client over a pipe, and the task that owns it.
-//! - `engine`: tracking sessions, routing commands, reconnecting.
+//!   `tmux`, ssh, an exec prefix, or in-memory pipes in tests), and how a
+//!   one-shot tmux command ended ([`OneShot`]).
+//! - `connection`: one control-mode connection: the parser, the two pipe
+//!   halves and the replies owed, matched first in, first out; no engine
+//!   state, tested on a bare `tokio::io::duplex`.
+//! - `client`: the task that owns a connection and applies what it reads
+//!   to the engine through a narrow `Listener`, and the handles commands
+//!   are sent with.
+//! - `clients`: the engine's table of control clients (one per tracked
+//!   session, and the quiet one).
+//! - `engine`: tracking sessions, routing commands, reconnecting; the
+//!   server's state (epoch, what changed, whether the host was lost).
+//! - `channel`: tmux wait channels (`wait-for`), each wait a one-shot
+//!   command of its own.
 //! - `panes`: the pane journals and which client owns each pane's output.
 //! - `ops`: the typed operations the MCP tools call. Text they return is
 //!   clean, with `run_command`'s wrappers shown as the command lines typed.
@@ -24,8 +35,12 @@
 //! - `wait`: waiting for text or quiet in a pane's journal.
 //! - `cursor`: [`Cursor`]s, the positions in a pane's output handed out and
 //!   taken back, checked against their pane and tmux server.
-//! - [`hosts`]: the servers one termpilot drives, `local` and those given
-//!   with `--host`, each an engine connected on first use.
+//! - [`hosts`]: the servers one termpilot drives, `local` (the engine
+//!   already connected) and those given with `--host`, each an engine
+//!   connected on first use.
+//! - [`person`]: a person at the keyboard (`termpilot attach`): an engine
+//!   on a server someone else started (`Engine::connect_existing`), and the
+//!   pane options it shares with `serve`.
 //! - `secret_delivery`: typing a secret through `pipe-pane -I` from a
 //!   private file, so that no command line, buffer or log holds it;
 //!   [`child_env`]: the variables (`env:` secrets) no child inherits.
@@ -55,6 +70,7 @@ mod batch;
 mod channel;
 pub mod child_env;
 mod client;
+mod clients;
 pub mod config;
 mod connection;
 mod cursor;
@@ -100,5 +116,5 @@ pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::{Needle, Redaction, Redactor};
 pub use termpilot_keys::Key;
 pub use termpilot_shell::echo;
-pub use transport::{Local, Pipe, Remote, SshOptions, Transport};
+pub use transport::{Local, OneShot, Pipe, PipeProcess, Remote, ScriptEnd, SshOptions, Transport};
 pub use wait::{Found, Outcome, TextWait, WaitReport};

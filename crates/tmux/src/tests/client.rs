@@ -13,7 +13,7 @@ use super::fake::replay::{Transcript, fixtures};
 use super::*;
 use crate::client::{self, Answer, Call, ClientHandle, Group};
 use crate::error::Error;
-use crate::transport::Ran;
+use crate::transport::OneShot;
 
 /// An engine with no client yet, over `fake`.
 fn engine(fake: &Fake) -> Engine {
@@ -268,11 +268,8 @@ async fn a_call_pending_when_its_session_is_killed_names_the_session() {
     bounded(async {
         let fake = Fake::local();
         fake.on_run(|args| {
-            (args.first().map(String::as_str) == Some("list-sessions")).then(|| Ran {
-                success: true,
-                stdout: "$1\n".into(),
-                stderr: String::new(),
-            })
+            (args.first().map(String::as_str) == Some("list-sessions"))
+                .then(|| OneShot::Reply("$1\n".into()))
         });
         let (_engine, client) = replayed(&fake, Transcript::parse(fixtures::SESSION_KILLED)).await;
         let lines = recorded_lines(fixtures::SESSION_KILLED);

@@ -34,7 +34,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::error::Result;
-use crate::transport::{BoxFuture, Far, Pipe, Ran, Transport};
+use crate::transport::{BoxFuture, OneShot, Pipe, PipeProcess, Transport};
 use conn::{Conn, State};
 use line::{Cmd, parse_cmd, split_line};
 use model::Server;
@@ -85,7 +85,7 @@ impl Response {
 }
 
 pub(crate) type Hook = Box<dyn FnMut(&Cmd) -> Option<Response> + Send>;
-pub(crate) type RunHook = Box<dyn FnMut(&[String]) -> Option<Ran> + Send>;
+pub(crate) type RunHook = Box<dyn FnMut(&[String]) -> Option<OneShot> + Send>;
 
 struct Inner {
     /// A std `Mutex`: held for bookkeeping only, never across an `.await`.
@@ -152,7 +152,7 @@ impl Fake {
     }
 
     /// Answers one-shot commands the hook picks.
-    pub(crate) fn on_run(&self, hook: impl FnMut(&[String]) -> Option<Ran> + Send + 'static) {
+    pub(crate) fn on_run(&self, hook: impl FnMut(&[String]) -> Option<OneShot> + Send + 'static) {
         self.lock().run_hooks.push(Box::new(hook));
     }
 
@@ -364,7 +364,7 @@ struct FakeEnd {
     diagnostics: String,
 }
 
-impl Far for FakeEnd {
+impl PipeProcess for FakeEnd {
     fn diagnostics(&mut self) -> BoxFuture<'_, String> {
         let said = self.diagnostics.clone();
         Box::pin(async move { said })
@@ -434,7 +434,7 @@ impl Transport for Fake {
             Ok(Pipe {
                 reader: Box::pin(client_reads),
                 writer: Box::pin(client_writes),
-                end: Box::new(FakeEnd {
+                process: Box::new(FakeEnd {
                     fake: self.clone(),
                     conn,
                     diagnostics,
@@ -443,7 +443,7 @@ impl Transport for Fake {
         })
     }
 
-    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
+    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<OneShot>> {
         Box::pin(async move {
             let args: Vec<String> = args
                 .iter()
@@ -457,16 +457,13 @@ impl Transport for Fake {
                 state.run(&args)
             };
             let woken = match answer {
-                Ok(ran) => return Ok(ran),
+                Ok(ended) => return Ok(ended),
                 Err(waiter) => waiter.await.unwrap_or(false),
             };
-            Ok(Ran {
-                success: woken,
-                stdout: String::new(),
-                stderr: if woken {
-                    String::new()
-                } else {
-                    "server exited unexpectedly".into()
+            Ok(match woken {
+                true => OneShot::Reply(String::new()),
+                false => OneShot::Refused {
+                    why: "server exited unexpectedly".into(),
                 },
             })
         })
