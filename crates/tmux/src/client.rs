@@ -18,6 +18,7 @@ use crate::connection::{Connection, GroupReplyTo, Incoming, Lag, ReplyTo};
 use crate::engine::Shared;
 use crate::error::{Error, Result};
 use crate::panes::ClientId;
+pub(crate) use crate::transport::SETTLE;
 use crate::transport::{BoxFuture, PipeProcess};
 
 /// What a control client is for.
@@ -52,9 +53,6 @@ pub(crate) trait Listener: Send + Sync + 'static {
     fn falling_behind(&self);
     /// tmux moved session client `client` to another session: it leaves.
     fn moved(&self, client: ClientId);
-    /// tmux said `%exit` to a client (`leaving`), or that client has now
-    /// ended (`!leaving`).
-    fn departing(&self, leaving: bool);
     /// Client `client` ended; `dropped` when its pipe closed without tmux
     /// saying `%exit` and without the engine asking it to leave.
     fn ended(&self, client: ClientId, role: Role, dropped: bool);
@@ -189,21 +187,10 @@ pub(crate) async fn spawn_as(
     session: Option<SessionId>,
     role: Role,
 ) -> Result<(ClientHandle, Reply)> {
-    // tmux 3.3a writes `%client-detached` to every control client, even one
-    // still identifying itself, which crashes the server. A client of ours
-    // being detached (its session ended) is the likely source: let those
-    // departures finish before connecting another.
-    let mut departing = shared.departing.subscribe();
-    let _ = tokio::time::timeout(SETTLE, departing.wait_for(|&n| n == 0)).await;
-    // tmux 3.3a also crashes when it writes any notification to a control
-    // client that is still identifying itself (between its first identify
-    // message and the last, which may come in several reads): another
-    // client's `new-session` (`%sessions-changed`) is enough. Engines
-    // connecting at once, in this process or others, take turns.
-    let _turn = match shared.transport.start_lock() {
-        Some(dir) => StartLock::acquire(&dir).await,
-        None => StartLock { _file: None },
-    };
+    // tmux 3.3a crashes when it writes to a control client still
+    // identifying itself: the transport says when a client may (see
+    // `ConnectTurn`), and the turn is held until the first reply.
+    let _turn = shared.transport.turn_to_connect().await;
     // tmux answers each command of its command line (separated by `;`)
     // with a block of its own; the last one is the client's first reply.
     let setup_replies = args.iter().filter(|arg| *arg == ";").count();
@@ -225,8 +212,9 @@ pub(crate) async fn spawn_as(
         touched: Vec::new(),
         departing: false,
         detaching: false,
+        process: pipe.process,
     };
-    tokio::spawn(task.run(pipe.process, rx));
+    tokio::spawn(task.run(rx));
     let ready = async {
         match ready_rx.await {
             Ok(Ok(first)) => Ok(first),
@@ -280,42 +268,6 @@ async fn current_session(client: &ClientHandle) -> Result<SessionId> {
     })
 }
 
-/// An exclusive lock (`flock`) on the socket's directory, held while a
-/// control client connects: servers in one directory take turns too, which
-/// costs little, as identifying takes milliseconds. Best effort: when the
-/// directory cannot be opened or the lock is not granted in
-/// [`START_LOCK_WAIT`], the client connects without it.
-struct StartLock {
-    /// Closing the file releases the lock.
-    _file: Option<std::fs::File>,
-}
-
-/// The longest a connecting client waits for its turn.
-const START_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-impl StartLock {
-    async fn acquire(path: &std::path::Path) -> StartLock {
-        let Ok(file) = std::fs::File::open(path) else {
-            return StartLock { _file: None };
-        };
-        let deadline = tokio::time::Instant::now() + START_LOCK_WAIT;
-        loop {
-            match file.try_lock() {
-                Ok(()) => return StartLock { _file: Some(file) },
-                Err(std::fs::TryLockError::WouldBlock)
-                    if tokio::time::Instant::now() < deadline =>
-                {
-                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                }
-                Err(_) => return StartLock { _file: None },
-            }
-        }
-    }
-}
-
-/// The longest a new client waits for departing ones.
-pub(crate) const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
-
 /// `new-session -P -F '#{session_id}...'` puts the new ids first in its reply.
 fn session_from_first_reply(first: &Reply) -> Result<SessionId> {
     let text = first.text();
@@ -346,10 +298,12 @@ struct ClientTask {
     departing: bool,
     /// The engine asked this client to detach.
     detaching: bool,
+    /// The process behind the pipe, ended with the task.
+    process: Box<dyn PipeProcess>,
 }
 
 impl ClientTask {
-    async fn run(mut self, mut process: Box<dyn PipeProcess>, mut rx: mpsc::Receiver<Request>) {
+    async fn run(mut self, mut rx: mpsc::Receiver<Request>) {
         let mut requests_done = false;
         let listener = Arc::clone(&self.listener);
         let journal_end = move |pane| listener.journal_end(pane);
@@ -397,7 +351,7 @@ impl ClientTask {
                 }
             }
         };
-        self.finish(process.as_mut(), reason).await;
+        self.finish(reason).await;
     }
 
     /// Once the events of a read are applied: wakes the panes' waiters,
@@ -446,9 +400,8 @@ impl ClientTask {
             Event::Continue { .. } => {}
             Event::Exit { reason } => {
                 tracing::debug!(client = self.id.0, ?reason, "control client exiting");
-                if !std::mem::replace(&mut self.departing, true) {
-                    self.listener.departing(true);
-                }
+                self.departing = true;
+                self.process.exiting();
             }
             Event::Notification(_) if self.role == Role::Quiet => {}
             Event::Notification(notification) => self.apply_notification(notification),
@@ -485,18 +438,19 @@ impl ClientTask {
     /// 3.3a says a bare `%exit` both when the session is killed and when the
     /// server is, and nothing when the server dies abruptly.) Asks the
     /// engine only when calls are pending, since only their error says it.
-    async fn session_ended(&self) -> Option<SessionId> {
+    async fn session_ended(&mut self) -> Option<SessionId> {
         let session = self.session?;
         if !self.conn.has_pending() || !self.departing || self.detaching {
             return None;
         }
-        let gone = tokio::time::timeout(SETTLE, self.listener.session_gone(session));
+        let listener = Arc::clone(&self.listener);
+        let gone = tokio::time::timeout(SETTLE, listener.session_gone(session));
         gone.await.unwrap_or(false).then_some(session)
     }
 
-    async fn finish(mut self, process: &mut dyn PipeProcess, reason: String) {
+    async fn finish(mut self, reason: String) {
         if let Some(ready) = self.ready.take() {
-            let said = process.diagnostics().await;
+            let said = self.process.diagnostics().await;
             let why = if said.is_empty() {
                 reason.clone()
             } else {
@@ -513,10 +467,7 @@ impl ClientTask {
             Role::Quiet => None,
         };
         self.conn.fail_pending(&reason, ended);
-        process.close().await;
-        if self.departing {
-            self.listener.departing(false);
-        }
+        self.process.close().await;
         tracing::debug!(client = self.id.0, %reason, "control client ended");
     }
 }

@@ -38,9 +38,6 @@ pub(crate) struct Shared {
     pub(crate) gate: crate::gate::Gate,
     /// The newest dump of each remote pane's processes (see `procfs`).
     pub(crate) dumps: crate::procfs::Dumps,
-    /// Control clients that tmux told to exit (`%exit`) and that have not
-    /// ended yet (see `client::spawn`).
-    pub(crate) departing: watch::Sender<usize>,
     /// Wakes the supervisor; capacity one, since one wake covers any number
     /// of changes.
     wake: tokio::sync::mpsc::Sender<()>,
@@ -196,13 +193,6 @@ impl client::Listener for Shared {
         self.forget_client(client);
     }
 
-    fn departing(&self, leaving: bool) {
-        match leaving {
-            true => self.departing.send_modify(|n| *n += 1),
-            false => self.departing.send_modify(|n| *n = n.saturating_sub(1)),
-        }
-    }
-
     fn ended(&self, client: ClientId, role: Role, dropped: bool) {
         if dropped {
             self.mark_host_lost();
@@ -328,7 +318,6 @@ impl Engine {
             running: Mutex::new(Default::default()),
             gate: Default::default(),
             dumps: Default::default(),
-            departing: watch::Sender::new(0),
             wake,
             starts_server: AtomicBool::new(true),
         });
@@ -719,8 +708,8 @@ impl Engine {
     /// Waits (at most a couple of seconds) until the control client of a
     /// session that was just killed has ended: connecting another client
     /// while tmux detaches that one can crash tmux 3.3a (see
-    /// `client::spawn`), and an agent often creates a session right after
-    /// killing one.
+    /// `transport::Departures`), and an agent often creates a session right
+    /// after killing one.
     pub(crate) async fn await_client_gone(&self, session: SessionId) {
         let mut changed = self.panes_changed();
         let gone = async {
@@ -729,8 +718,9 @@ impl Engine {
                     return;
                 }
             }
-            let mut departing = self.shared.departing.subscribe();
-            let _ = departing.wait_for(|&n| n == 0).await;
+            if let Some(departures) = self.shared.transport.departures() {
+                departures.settled(client::SETTLE).await;
+            }
         };
         let _ = tokio::time::timeout(client::SETTLE, gone).await;
     }

@@ -10,8 +10,9 @@
 //! Layout:
 //! - [`config`]: which server to talk to.
 //! - [`transport`]: where a control client's bytes come from (a local
-//!   `tmux`, ssh, an exec prefix, or in-memory pipes in tests), and how a
-//!   one-shot tmux command ended ([`OneShot`]).
+//!   `tmux`, ssh, an exec prefix, or in-memory pipes in tests), how a
+//!   one-shot tmux command ended ([`OneShot`]), and when a new client may
+//!   identify itself ([`Departures`], [`ConnectTurn`]).
 //! - `connection`: one control-mode connection: the parser, the two pipe
 //!   halves and the replies owed, matched first in, first out; no engine
 //!   state, tested on a bare `tokio::io::duplex`.
@@ -116,5 +117,8 @@ pub use termpilot_control::{PaneId, SessionId, WindowId};
 pub use termpilot_journal::{Needle, Redaction, Redactor};
 pub use termpilot_keys::Key;
 pub use termpilot_shell::echo;
-pub use transport::{Local, OneShot, Pipe, PipeProcess, Remote, ScriptEnd, SshOptions, Transport};
+pub use transport::{
+    ConnectTurn, Departures, Local, OneShot, Pipe, PipeProcess, Remote, ScriptEnd, SshOptions,
+    Transport,
+};
 pub use wait::{Found, Outcome, TextWait, WaitReport};

@@ -34,7 +34,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::error::Result;
-use crate::transport::{BoxFuture, OneShot, Pipe, PipeProcess, Transport};
+use crate::transport::{BoxFuture, Departures, OneShot, Pipe, PipeProcess, Transport};
 use conn::{Conn, State};
 use line::{Cmd, parse_cmd, split_line};
 use model::Server;
@@ -91,6 +91,8 @@ struct Inner {
     /// A std `Mutex`: held for bookkeeping only, never across an `.await`.
     state: Mutex<State>,
     local: bool,
+    /// Counted as the real transports count them.
+    departures: Departures,
 }
 
 /// The fake tmux; cheap to clone, every clone is the same server.
@@ -108,6 +110,7 @@ impl Fake {
         Fake(Arc::new(Inner {
             state: Mutex::new(State::new()),
             local,
+            departures: Departures::default(),
         }))
     }
 
@@ -431,7 +434,7 @@ impl Transport for Fake {
                 }
             }
             drop(state);
-            Ok(Pipe {
+            let pipe = Pipe {
                 reader: Box::pin(client_reads),
                 writer: Box::pin(client_writes),
                 process: Box::new(FakeEnd {
@@ -439,8 +442,13 @@ impl Transport for Fake {
                     conn,
                     diagnostics,
                 }),
-            })
+            };
+            Ok(self.0.departures.track(pipe))
         })
+    }
+
+    fn departures(&self) -> Option<&Departures> {
+        Some(&self.0.departures)
     }
 
     fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<OneShot>> {
