@@ -16,6 +16,9 @@
 //! - `connection`: one control-mode connection: the parser, the two pipe
 //!   halves and the replies owed, matched first in, first out; no engine
 //!   state, tested on a bare `tokio::io::duplex`.
+//! - `identify`: when a new control client may identify itself (tmux
+//!   3.3a's crash on a client still identifying): departures and the start
+//!   lock.
 //! - `client`: the task that owns a connection and applies what it reads
 //!   to the engine through a narrow `Listener`, and the handles commands
 //!   are sent with.
@@ -80,6 +83,7 @@ mod error;
 mod format;
 pub mod gate;
 pub mod hosts;
+mod identify;
 pub mod input_state;
 mod ops;
 mod panes;
