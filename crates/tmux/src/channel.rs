@@ -12,6 +12,7 @@ use termpilot_control::Command;
 
 use crate::engine::Engine;
 use crate::error::Result;
+use crate::transport::OneShot;
 
 /// How a channel wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,15 +51,16 @@ impl Engine {
         let epoch = self.epoch();
         let args = ["wait-for", "--", channel].map(OsString::from).to_vec();
         // Dropping the command on a timeout ends it.
-        let ran = match tokio::time::timeout(timeout, self.shared.transport.run(args)).await {
+        let ended = match tokio::time::timeout(timeout, self.shared.transport.run(args)).await {
             Err(_) => return Ok(ChannelOutcome::Timeout),
-            Ok(ran) => ran?,
+            Ok(ended) => ended?,
         };
+        let woken = matches!(ended, OneShot::Reply(_));
         // tmux also ends every wait-for when the server exits, and a
         // dropped connection ends it too: check that the server we were
         // waiting on is still there.
         let remote = !self.panes_are_local();
-        Ok(match (self.server_since(epoch).await, ran.success) {
+        Ok(match (self.server_since(epoch).await, woken) {
             (Since::Same, true) => ChannelOutcome::Signalled,
             // The wait's own connection failed while the host answers.
             (Since::Same, false) if remote => ChannelOutcome::HostLost,
@@ -88,12 +90,12 @@ impl Engine {
             .map(OsString::from)
             .to_vec();
         match self.shared.transport.run(args).await {
-            Ok(ran) if ran.success => match ran.stdout.trim().parse::<u32>() {
+            Ok(OneShot::Reply(printed)) => match printed.trim().parse::<u32>() {
                 Ok(pid) if pid == epoch => Since::Same,
                 _ => Since::Gone,
             },
-            Ok(ran) if ran.no_server() => Since::Gone,
-            _ => Since::Unreachable,
+            Ok(OneShot::NoServer) => Since::Gone,
+            Ok(OneShot::Refused { .. }) | Err(_) => Since::Unreachable,
         }
     }
 }

@@ -1,62 +1,25 @@
-//! One tmux control client: a control-mode connection over a byte pipe (see
-//! [`crate::transport`]) and the task that owns it.
+//! One tmux control client: the task that owns a [`Connection`] and
+//! applies what it reads, and the handles the engine sends commands with.
 //!
-//! Commands go in through a channel; the task writes them to tmux's stdin and
-//! remembers, in order, who waits for each reply. tmux answers every command
-//! line with exactly one `%begin`/`%end` (or `%error`) block marked as coming
-//! from this client, so replies are matched first in, first out. Output
-//! notifications are routed into the pane journals as they are read, in
-//! stream order; that order is what makes cursors exact.
+//! Commands go in through a channel; the task writes them on the
+//! connection, which matches each reply to its caller. Output is routed
+//! into the pane journals as it is read, in stream order; that order is
+//! what makes cursors exact. The task knows the engine only as a
+//! [`Listener`]: the few things a client tells it.
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use termpilot_control::{Event, Notification, PaneId, Parser, Reply, SessionId};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use termpilot_control::{Event, Notification, PaneId, Reply, SessionId};
 use tokio::sync::{mpsc, oneshot};
 
+pub(crate) use crate::connection::{Answer, BEHIND, Call, Group};
+use crate::connection::{Connection, GroupReplyTo, Incoming, Lag, ReplyTo};
 use crate::engine::Shared;
 use crate::error::{Error, Result};
 use crate::panes::ClientId;
-
-/// One command line for tmux, and what the caller wants back with its reply.
-#[derive(Debug)]
-pub(crate) struct Call {
-    /// The built command line, ending in a newline.
-    pub(crate) line: Vec<u8>,
-    /// The tmux command name, for error messages.
-    pub(crate) command: &'static str,
-    /// Snapshot this pane's journal end when the reply arrives.
-    pub(crate) cursor_pane: Option<PaneId>,
-}
-
-/// Several commands on one line, separated by ` ; `. tmux runs them in
-/// order and, when one fails, skips the rest of the line: the line yields one
-/// reply per command that ran, the last an `%error` if one failed.
-#[derive(Debug)]
-pub(crate) struct Group {
-    /// The commands joined into one line, ending in a newline.
-    pub(crate) line: Vec<u8>,
-    /// Each command's name and the pane whose cursor its reply snapshots.
-    pub(crate) parts: Vec<(&'static str, Option<PaneId>)>,
-}
-
-/// A reply, with the journal position taken when it arrived.
-#[derive(Debug, Clone)]
-pub struct Answer {
-    /// The tmux command name the reply answers, for error messages.
-    pub command: &'static str,
-    /// The reply block.
-    pub reply: Reply,
-    /// The journal end of the requested pane at the moment the reply arrived:
-    /// output read before it happened before the command ran.
-    pub cursor: Option<u64>,
-    /// When the reply was read.
-    pub received: std::time::Instant,
-}
+pub(crate) use crate::transport::SETTLE;
+use crate::transport::{BoxFuture, PipeProcess};
 
 /// What a control client is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,127 +33,37 @@ pub(crate) enum Role {
     Quiet,
 }
 
-/// Output that waited in tmux this long or longer, or a reply not come
-/// after this long, means the client's stream is behind.
-pub(crate) const BEHIND: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// How long a reading of late output counts: while a client is behind,
-/// every read brings late output again.
-const LATE_MEMORY: std::time::Duration = std::time::Duration::from_millis(250);
-
-/// How far behind a client's stream is, as its task last saw it. Times are
-/// milliseconds after `base`, plus one; zero means never.
-#[derive(Debug)]
-pub(crate) struct Lag {
-    base: tokio::time::Instant,
-    /// When output that had waited in tmux for [`BEHIND`] or longer was
-    /// last read.
-    late_output: AtomicU64,
-    /// When the oldest command still unanswered was written.
-    oldest_pending: AtomicU64,
-}
-
-impl Lag {
-    fn new() -> Lag {
-        Lag {
-            base: tokio::time::Instant::now(),
-            late_output: AtomicU64::new(0),
-            oldest_pending: AtomicU64::new(0),
-        }
-    }
-
-    fn now(&self) -> u64 {
-        let elapsed = self.base.elapsed().as_millis();
-        u64::try_from(elapsed).unwrap_or(u64::MAX - 1) + 1
-    }
-
-    /// Whether replies on this client wait behind output tmux has queued:
-    /// output read lately had waited [`BEHIND`] or longer, or a command has
-    /// been unanswered that long.
-    fn is_behind(&self) -> bool {
-        let waiting = self
-            .ago(&self.oldest_pending)
-            .is_some_and(|ago| ago >= BEHIND.as_millis() as u64);
-        self.output_late() || waiting
-    }
-
-    /// Whether output read lately had waited [`BEHIND`] or longer.
-    fn output_late(&self) -> bool {
-        self.ago(&self.late_output)
-            .is_some_and(|ago| ago < LATE_MEMORY.as_millis() as u64)
-    }
-
-    /// How many milliseconds ago the time in `at` was, if it was ever set.
-    fn ago(&self, at: &AtomicU64) -> Option<u64> {
-        let at = at.load(Ordering::Relaxed);
-        (at != 0).then(|| self.now().saturating_sub(at))
-    }
-}
-
-/// Who waits for the replies of one line.
-enum Replier {
-    One(oneshot::Sender<Result<Answer>>),
-    Group(oneshot::Sender<Result<Vec<Answer>>>),
-}
-
-struct Pending {
-    parts: Vec<(&'static str, Option<PaneId>)>,
-    answers: Vec<Answer>,
-    reply: Replier,
-    /// When the line was written (see [`Lag`]).
-    sent: u64,
-}
-
-impl Pending {
-    fn finish(self) {
-        match self.reply {
-            Replier::One(tx) => {
-                let answer = self
-                    .answers
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| Error::Protocol {
-                        command: self.parts.first().map_or("", |p| p.0).to_owned(),
-                        detail: "no reply".into(),
-                    });
-                let _ = tx.send(answer);
-            }
-            Replier::Group(tx) => {
-                let _ = tx.send(Ok(self.answers));
-            }
-        }
-    }
-
-    /// Fails the line: the connection closed, because the server went away
-    /// or, when `ended` names it, because the client's session ended.
-    fn fail(self, reason: &str, ended: Option<SessionId>) {
-        let command = self
-            .parts
-            .iter()
-            .map(|p| p.0)
-            .collect::<Vec<_>>()
-            .join(" ; ");
-        let error = match ended {
-            Some(session) => Error::SessionEnded { command, session },
-            None => Error::Disconnected {
-                command,
-                reason: reason.to_owned(),
-            },
-        };
-        match self.reply {
-            Replier::One(tx) => {
-                let _ = tx.send(Err(error));
-            }
-            Replier::Group(tx) => {
-                let _ = tx.send(Err(error));
-            }
-        }
-    }
+/// What a client's task tells the engine, and the little it asks of it:
+/// all the task knows of the engine's state.
+pub(crate) trait Listener: Send + Sync + 'static {
+    /// Appends output to `pane`'s journal if `client` carries the pane;
+    /// whether it did.
+    fn output(&self, client: ClientId, pane: PaneId, data: &[u8]) -> bool;
+    /// Wakes whoever waits on these panes' journals, which grew.
+    fn grew(&self, panes: &[PaneId]);
+    /// The end of `pane`'s journal: the cursor of a reply taken now.
+    fn journal_end(&self, pane: PaneId) -> u64;
+    /// tmux dropped `pane`'s output for this client: a gap.
+    fn paused(&self, pane: PaneId);
+    /// tmux said the list of sessions changed.
+    fn sessions_changed(&self);
+    /// tmux said windows or panes changed.
+    fn panes_changed(&self);
+    /// A session client's output comes late: replies wait behind it.
+    fn falling_behind(&self);
+    /// tmux moved session client `client` to another session: it leaves.
+    fn moved(&self, client: ClientId);
+    /// Client `client` ended; `dropped` when its pipe closed without tmux
+    /// saying `%exit` and without the engine asking it to leave.
+    fn ended(&self, client: ClientId, role: Role, dropped: bool);
+    /// Whether the server runs on without `session` (and so the session
+    /// ended, not the server); `false` when that cannot be told.
+    fn session_gone(&self, session: SessionId) -> BoxFuture<'_, bool>;
 }
 
 enum Request {
-    Calls(Vec<(Call, oneshot::Sender<Result<Answer>>)>),
-    Group(Group, oneshot::Sender<Result<Vec<Answer>>>),
+    Calls(Vec<(Call, ReplyTo)>),
+    Group(Group, GroupReplyTo),
     Detach,
 }
 
@@ -314,21 +187,10 @@ pub(crate) async fn spawn_as(
     session: Option<SessionId>,
     role: Role,
 ) -> Result<(ClientHandle, Reply)> {
-    // tmux 3.3a writes `%client-detached` to every control client, even one
-    // still identifying itself, which crashes the server. A client of ours
-    // being detached (its session ended) is the likely source: let those
-    // departures finish before connecting another.
-    let mut departing = shared.departing.subscribe();
-    let _ = tokio::time::timeout(SETTLE, departing.wait_for(|&n| n == 0)).await;
-    // tmux 3.3a also crashes when it writes any notification to a control
-    // client that is still identifying itself (between its first identify
-    // message and the last, which may come in several reads): another
-    // client's `new-session` (`%sessions-changed`) is enough. Engines
-    // connecting at once, in this process or others, take turns.
-    let _turn = match shared.transport.start_lock() {
-        Some(dir) => StartLock::acquire(&dir).await,
-        None => StartLock { _file: None },
-    };
+    // tmux 3.3a crashes when it writes to a control client still
+    // identifying itself: the transport says when a client may (see
+    // `ConnectTurn`), and the turn is held until the first reply.
+    let _turn = shared.transport.turn_to_connect().await;
     // tmux answers each command of its command line (separated by `;`)
     // with a block of its own; the last one is the client's first reply.
     let setup_replies = args.iter().filter(|arg| *arg == ";").count();
@@ -336,25 +198,23 @@ pub(crate) async fn spawn_as(
     let id = shared.next_client_id();
     let (tx, rx) = mpsc::channel(256);
     let (ready_tx, ready_rx) = oneshot::channel();
-    let lag = Arc::new(Lag::new());
+    let conn = Connection::new(pipe.reader, pipe.writer, setup_replies);
+    let lag = conn.lag();
     let task = ClientTask {
         id,
         role,
-        lag: Arc::clone(&lag),
-        shared: Arc::clone(shared),
-        parser: Parser::new(),
-        pending: VecDeque::new(),
+        listener: Arc::clone(shared) as Arc<dyn Listener>,
+        conn,
         ready: Some(ready_tx),
-        setup_replies,
         session,
         leaving: false,
         internal: Vec::new(),
         touched: Vec::new(),
         departing: false,
         detaching: false,
-        writer: pipe.writer,
+        process: pipe.process,
     };
-    tokio::spawn(task.run(pipe.reader, pipe.end, rx));
+    tokio::spawn(task.run(rx));
     let ready = async {
         match ready_rx.await {
             Ok(Ok(first)) => Ok(first),
@@ -408,42 +268,6 @@ async fn current_session(client: &ClientHandle) -> Result<SessionId> {
     })
 }
 
-/// An exclusive lock (`flock`) on the socket's directory, held while a
-/// control client connects: servers in one directory take turns too, which
-/// costs little, as identifying takes milliseconds. Best effort: when the
-/// directory cannot be opened or the lock is not granted in
-/// [`START_LOCK_WAIT`], the client connects without it.
-struct StartLock {
-    /// Closing the file releases the lock.
-    _file: Option<std::fs::File>,
-}
-
-/// The longest a connecting client waits for its turn.
-const START_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-impl StartLock {
-    async fn acquire(path: &std::path::Path) -> StartLock {
-        let Ok(file) = std::fs::File::open(path) else {
-            return StartLock { _file: None };
-        };
-        let deadline = tokio::time::Instant::now() + START_LOCK_WAIT;
-        loop {
-            match file.try_lock() {
-                Ok(()) => return StartLock { _file: Some(file) },
-                Err(std::fs::TryLockError::WouldBlock)
-                    if tokio::time::Instant::now() < deadline =>
-                {
-                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                }
-                Err(_) => return StartLock { _file: None },
-            }
-        }
-    }
-}
-
-/// The longest a new client waits for departing ones.
-pub(crate) const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
-
 /// `new-session -P -F '#{session_id}...'` puts the new ids first in its reply.
 fn session_from_first_reply(first: &Reply) -> Result<SessionId> {
     let text = first.text();
@@ -457,95 +281,67 @@ fn session_from_first_reply(first: &Reply) -> Result<SessionId> {
 struct ClientTask {
     id: ClientId,
     role: Role,
-    /// What the handles read to tell whether this client is behind.
-    lag: Arc<Lag>,
-    shared: Arc<Shared>,
-    parser: Parser,
-    pending: VecDeque<Pending>,
+    /// Where what the client reads goes (the engine).
+    listener: Arc<dyn Listener>,
+    conn: Connection,
     /// Fired by the first block (the command on tmux's command line).
     ready: Option<oneshot::Sender<std::result::Result<Reply, String>>>,
-    /// Blocks of the commands before the last one on tmux's command line,
-    /// still to come.
-    setup_replies: usize,
     /// The session this client is attached to, once known.
     session: Option<SessionId>,
     /// Set when this client must detach after the events just read.
     leaving: bool,
     /// Commands the task itself sends (replies are discarded).
     internal: Vec<Vec<u8>>,
-    /// Panes whose journals grew during the current read.
+    /// Panes whose journals grew since the last read was drained.
     touched: Vec<PaneId>,
-    /// tmux said `%exit`: counted in `Shared::departing` until the end.
+    /// tmux said `%exit`: counted as departing until the end.
     departing: bool,
     /// The engine asked this client to detach.
     detaching: bool,
-    /// Where command lines go.
-    writer: Pin<Box<dyn AsyncWrite + Send + Sync>>,
+    /// The process behind the pipe, ended with the task.
+    process: Box<dyn PipeProcess>,
 }
 
 impl ClientTask {
-    async fn run(
-        mut self,
-        mut reader: Pin<Box<dyn AsyncRead + Send + Sync>>,
-        mut end: Box<dyn crate::transport::Far>,
-        mut rx: mpsc::Receiver<Request>,
-    ) {
-        let mut buf = vec![0u8; 64 * 1024];
+    async fn run(mut self, mut rx: mpsc::Receiver<Request>) {
         let mut requests_done = false;
+        let listener = Arc::clone(&self.listener);
+        let journal_end = move |pane| listener.journal_end(pane);
         let reason = loop {
             // Commands first: under a flood the pipe from tmux always has
             // more to read, and a command must not wait for a pause in it.
             tokio::select! {
                 biased;
-                request = rx.recv(), if self.ready.is_none() && !requests_done => match request {
-                    Some(Request::Calls(calls)) => {
-                        if let Err(e) = self.write_calls(calls).await {
-                            break format!("writing to tmux failed: {e}");
-                        }
-                    }
-                    Some(Request::Group(group, reply)) => {
-                        self.push_pending(Pending {
-                            parts: group.parts,
-                            answers: Vec::new(),
-                            reply: Replier::Group(reply),
-                            sent: self.lag.now(),
-                        });
-                        if let Err(e) = self.write_bytes(&group.line).await {
-                            break format!("writing to tmux failed: {e}");
-                        }
-                    }
-                    Some(Request::Detach) | None => {
-                        // Once: a closed channel would answer `None` at
-                        // once, every time, and the reads never come.
-                        requests_done = true;
-                        self.detaching = true;
-                        let _ = self.writer.write_all(b"\n").await;
-                        let _ = self.writer.flush().await;
-                    }
-                },
-                read = reader.read(&mut buf) => match read {
-                    Ok(0) => break "tmux closed the control connection".to_owned(),
-                    Ok(n) => {
-                        self.parser.feed(&buf[..n]);
-                        while let Some(event) = self.parser.next_event() {
-                            self.handle(event);
-                        }
-                        for pane in self.touched.drain(..) {
-                            self.shared.panes.notify(pane);
-                        }
-                        if self.role == Role::Session && self.lag.output_late() {
-                            self.shared.want_quiet();
-                        }
-                        if let Err(e) = self.write_internal().await {
-                            break format!("writing to tmux failed: {e}");
-                        }
-                        if std::mem::take(&mut self.leaving) {
+                request = rx.recv(), if self.conn.started() && !requests_done => {
+                    let written = match request {
+                        Some(Request::Calls(calls)) => self.conn.send(calls).await,
+                        Some(Request::Group(group, reply)) => self.conn.send_group(group, reply).await,
+                        Some(Request::Detach) | None => {
+                            // Once: a closed channel would answer `None` at
+                            // once, every time, and the reads never come.
+                            requests_done = true;
                             self.detaching = true;
-                            let _ = self.writer.write_all(b"\n").await;
-                            let _ = self.writer.flush().await;
+                            self.conn.detach().await;
+                            Ok(())
+                        }
+                    };
+                    if let Err(e) = written {
+                        break format!("writing to tmux failed: {e}");
+                    }
+                }
+                incoming = self.conn.read_event(&journal_end) => match incoming {
+                    Incoming::Started(first) => {
+                        if let Some(ready) = self.ready.take() {
+                            let _ = ready.send(first);
                         }
                     }
-                    Err(e) => break format!("reading from tmux failed: {e}"),
+                    Incoming::Event(event) => self.apply(event),
+                    Incoming::Drained => {
+                        if let Err(e) = self.after_read().await {
+                            break format!("writing to tmux failed: {e}");
+                        }
+                    }
+                    Incoming::Closed(reason) => break reason,
                 },
                 () = abandoned(&mut self.ready), if self.ready.is_some() => {
                     // Whoever waited for the connection gave up (its time
@@ -555,86 +351,46 @@ impl ClientTask {
                 }
             }
         };
-        self.finish(end.as_mut(), reason).await;
+        self.finish(reason).await;
     }
 
-    async fn write_calls(
-        &mut self,
-        calls: Vec<(Call, oneshot::Sender<Result<Answer>>)>,
-    ) -> std::io::Result<()> {
-        let mut bytes = Vec::new();
-        let sent = self.lag.now();
-        for (call, reply) in calls {
-            bytes.extend_from_slice(&call.line);
-            self.push_pending(Pending {
-                parts: vec![(call.command, call.cursor_pane)],
-                answers: Vec::with_capacity(1),
-                reply: Replier::One(reply),
-                sent,
-            });
+    /// Once the events of a read are applied: wakes the panes' waiters,
+    /// writes what the events asked for, and leaves if told to.
+    async fn after_read(&mut self) -> std::io::Result<()> {
+        if !self.touched.is_empty() {
+            self.listener.grew(&self.touched);
+            self.touched.clear();
         }
-        self.write_bytes(&bytes).await
-    }
-
-    fn push_pending(&mut self, pending: Pending) {
-        if self.pending.is_empty() {
-            (self.lag.oldest_pending).store(pending.sent, Ordering::Relaxed);
+        if self.role == Role::Session && self.conn.output_late() {
+            self.listener.falling_behind();
         }
-        self.pending.push_back(pending);
-    }
-
-    fn pop_pending(&mut self) -> Option<Pending> {
-        let done = self.pending.pop_front();
-        let oldest = self.pending.front().map_or(0, |next| next.sent);
-        self.lag.oldest_pending.store(oldest, Ordering::Relaxed);
-        done
-    }
-
-    async fn write_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.writer.write_all(bytes).await?;
-        self.writer.flush().await
-    }
-
-    async fn write_internal(&mut self) -> std::io::Result<()> {
-        if self.internal.is_empty() {
-            return Ok(());
+        if !self.internal.is_empty() {
+            let lines = std::mem::take(&mut self.internal);
+            self.conn.send_unanswered(lines, "refresh-client").await?;
         }
-        let mut calls = Vec::new();
-        for line in std::mem::take(&mut self.internal) {
-            // Nobody waits for these replies: the receiver is dropped at once.
-            let (reply, _) = oneshot::channel();
-            let call = Call {
-                line,
-                command: "refresh-client",
-                cursor_pane: None,
-            };
-            calls.push((call, reply));
+        if std::mem::take(&mut self.leaving) {
+            self.detaching = true;
+            self.conn.detach().await;
         }
-        self.write_calls(calls).await
+        Ok(())
     }
 
-    fn handle(&mut self, event: Event) {
+    fn apply(&mut self, event: Event) {
         match event {
-            Event::Reply(reply) => self.handle_reply(reply),
+            Event::Reply(_) => {}
             // A quiet client gets no output; should tmux send some, its
             // journal position is not ours to move.
             Event::Output { .. } | Event::ExtendedOutput { .. } if self.role == Role::Quiet => {}
-            Event::Output { pane, data } => self.handle_output(pane, &data),
-            Event::ExtendedOutput { pane, data, age_ms } => {
-                if age_ms >= BEHIND.as_millis() as u64 {
-                    self.lag
-                        .late_output
-                        .store(self.lag.now(), Ordering::Relaxed);
+            Event::Output { pane, data } | Event::ExtendedOutput { pane, data, .. } => {
+                if self.listener.output(self.id, pane, &data) && !self.touched.contains(&pane) {
+                    self.touched.push(pane);
                 }
-                self.handle_output(pane, &data);
             }
             Event::Pause { pane } => {
                 // tmux dropped this pane's output for us: record the gap so
                 // waits report it, then ask for the output to flow again.
                 tracing::warn!(%pane, "tmux paused a pane's output; recording a gap");
-                self.shared
-                    .panes
-                    .record_gap(pane, termpilot_journal::GapReason::Paused);
+                self.listener.paused(pane);
                 let resume = termpilot_control::Command::new("refresh-client")
                     .opt("-A", format!("{pane}:continue"))
                     .build()
@@ -644,67 +400,17 @@ impl ClientTask {
             Event::Continue { .. } => {}
             Event::Exit { reason } => {
                 tracing::debug!(client = self.id.0, ?reason, "control client exiting");
-                if !std::mem::replace(&mut self.departing, true) {
-                    self.shared.departing.send_modify(|n| *n += 1);
-                }
+                self.departing = true;
+                self.process.exiting();
             }
             Event::Notification(_) if self.role == Role::Quiet => {}
-            Event::Notification(notification) => self.handle_notification(notification),
+            Event::Notification(notification) => self.apply_notification(notification),
         }
     }
 
-    fn handle_output(&mut self, pane: PaneId, data: &[u8]) {
-        if self.shared.panes.append(self.id, pane, data) && !self.touched.contains(&pane) {
-            self.touched.push(pane);
-        }
-    }
-
-    fn handle_reply(&mut self, reply: Reply) {
-        if reply.flags & 1 == 0 {
-            if self.setup_replies > 0 && reply.ok {
-                self.setup_replies -= 1;
-                return;
-            }
-            // A command that fails ends the command line: nothing follows.
-            self.setup_replies = 0;
-            if let Some(ready) = self.ready.take() {
-                let result = if reply.ok {
-                    Ok(reply)
-                } else {
-                    Err(reply.text())
-                };
-                let _ = ready.send(result);
-            }
-            return;
-        }
-        let Some(pending) = self.pending.front_mut() else {
-            tracing::warn!(
-                number = reply.number,
-                "reply with no command waiting for it"
-            );
-            return;
-        };
-        let part = pending.answers.len();
-        let (command, cursor_pane) = pending.parts.get(part).copied().unwrap_or(("", None));
-        let cursor = cursor_pane.map(|pane| self.shared.panes.end(pane));
-        let failed = !reply.ok;
-        pending.answers.push(Answer {
-            command,
-            reply,
-            cursor,
-            received: std::time::Instant::now(),
-        });
-        // A failed command ends its line: tmux skips the rest of it.
-        if (failed || pending.answers.len() >= pending.parts.len())
-            && let Some(done) = self.pop_pending()
-        {
-            done.finish();
-        }
-    }
-
-    fn handle_notification(&mut self, notification: Notification) {
+    fn apply_notification(&mut self, notification: Notification) {
         match notification {
-            Notification::SessionsChanged => self.shared.mark_sessions_dirty(),
+            Notification::SessionsChanged => self.listener.sessions_changed(),
             Notification::SessionChanged { session, .. } => match self.session {
                 None => self.session = Some(session),
                 Some(mine) if mine != session => {
@@ -712,7 +418,7 @@ impl ClientTask {
                     // client to another one (detach-on-destroy off). That
                     // session has its own client: leave.
                     tracing::debug!(client = self.id.0, %mine, %session, "client moved; detaching");
-                    self.shared.forget_client(self.id);
+                    self.listener.moved(self.id);
                     self.leaving = true;
                 }
                 Some(_) => {}
@@ -721,7 +427,7 @@ impl ClientTask {
             | Notification::UnlinkedWindowClose { .. }
             | Notification::WindowAdd { .. }
             | Notification::PaneModeChanged { .. }
-            | Notification::LayoutChange { .. } => self.shared.mark_panes_changed(),
+            | Notification::LayoutChange { .. } => self.listener.panes_changed(),
             _ => {}
         }
     }
@@ -731,29 +437,20 @@ impl ClientTask {
     /// asking, and the server still lists sessions, not this one. (tmux
     /// 3.3a says a bare `%exit` both when the session is killed and when the
     /// server is, and nothing when the server dies abruptly.) Asks the
-    /// server only when calls are pending, since only their error says it.
-    async fn session_ended(&self) -> Option<SessionId> {
+    /// engine only when calls are pending, since only their error says it.
+    async fn session_ended(&mut self) -> Option<SessionId> {
         let session = self.session?;
-        if self.pending.is_empty() || !self.departing || self.detaching {
+        if !self.conn.has_pending() || !self.departing || self.detaching {
             return None;
         }
-        let listing = self.shared.transport.run(vec![
-            "list-sessions".into(),
-            "-F".into(),
-            "#{session_id}".into(),
-        ]);
-        let output = tokio::time::timeout(SETTLE, listing).await.ok()?.ok()?;
-        let sessions: Vec<SessionId> = output
-            .stdout
-            .lines()
-            .filter_map(|line| line.trim().parse().ok())
-            .collect();
-        (output.success && !sessions.is_empty() && !sessions.contains(&session)).then_some(session)
+        let listener = Arc::clone(&self.listener);
+        let gone = tokio::time::timeout(SETTLE, listener.session_gone(session));
+        gone.await.unwrap_or(false).then_some(session)
     }
 
-    async fn finish(mut self, end: &mut dyn crate::transport::Far, reason: String) {
+    async fn finish(mut self, reason: String) {
         if let Some(ready) = self.ready.take() {
-            let said = end.diagnostics().await;
+            let said = self.process.diagnostics().await;
             let why = if said.is_empty() {
                 reason.clone()
             } else {
@@ -761,31 +458,16 @@ impl ClientTask {
             };
             let _ = ready.send(Err(why));
         }
-        if !self.departing && !self.detaching {
-            self.shared.mark_host_lost();
-        }
+        let dropped = !self.departing && !self.detaching;
+        self.listener.ended(self.id, self.role, dropped);
         let ended = match self.role {
-            Role::Session => {
-                self.shared.forget_client(self.id);
-                self.shared.panes.release(self.id);
-                self.session_ended().await
-            }
+            Role::Session => self.session_ended().await,
             // Its commands name their targets: the session it sat in ending
             // says nothing about them.
-            Role::Quiet => {
-                self.shared.forget_quiet(self.id);
-                None
-            }
+            Role::Quiet => None,
         };
-        for pending in self.pending.drain(..) {
-            pending.fail(&reason, ended);
-        }
-        end.close().await;
-        if self.departing {
-            self.shared
-                .departing
-                .send_modify(|n| *n = n.saturating_sub(1));
-        }
+        self.conn.fail_pending(&reason, ended);
+        self.process.close().await;
         tracing::debug!(client = self.id.0, %reason, "control client ended");
     }
 }

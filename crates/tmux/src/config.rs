@@ -96,8 +96,8 @@ impl Default for EngineConfig {
 
 impl Socket {
     /// The directory termpilot processes lock while one of their control
-    /// clients connects to this server (see `client::spawn`): the directory
-    /// of its socket, so nothing is left behind. For a socket name that is
+    /// clients connects to this server (see `transport::ConnectTurn`): the
+    /// directory of its socket, so nothing is left behind. For a socket name that is
     /// tmux's socket directory, created (owner-only, as tmux makes it) when
     /// it does not exist yet.
     pub(crate) fn lock_directory(&self) -> PathBuf {

@@ -8,7 +8,6 @@
 //! quiet client (`no-output`) that commands can take instead, at the price
 //! of a less exact cursor (see `Engine::run_for_pane`).
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -17,10 +16,11 @@ use termpilot_control::{Command, PaneId, Reply, SessionId, TargetKind};
 use tokio::sync::watch;
 
 use crate::client::{self, Answer, Call, ClientHandle, Role};
+use crate::clients::Clients;
 use crate::config::EngineConfig;
 use crate::error::{Error, Result};
 use crate::panes::{ClientId, Panes};
-use crate::transport::{Local, Transport};
+use crate::transport::{Local, OneShot, Transport};
 
 /// State shared by the engine handle, the supervisor and every client task.
 pub(crate) struct Shared {
@@ -28,42 +28,39 @@ pub(crate) struct Shared {
     /// How control clients reach the server.
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) panes: Panes,
-    /// Tracked sessions and their clients. A std `Mutex`: held only to look
-    /// up or swap handles, never across an `.await`.
-    clients: Mutex<BTreeMap<SessionId, ClientHandle>>,
-    /// Serialises attaching clients, so two paths never attach two clients
-    /// to the same session.
-    tracking: tokio::sync::Mutex<()>,
-    /// The quiet client (see [`Engine::quiet`]), once started.
-    quiet: Mutex<Option<ClientHandle>>,
-    /// Serialises starting the quiet client.
-    quiet_starting: tokio::sync::Mutex<()>,
-    /// When starting the quiet client last failed: the next try waits
-    /// [`QUIET_RETRY`].
-    quiet_failed: Mutex<Option<tokio::time::Instant>>,
-    /// Set when a session client fell behind and there is no quiet client
-    /// yet, so the supervisor starts one.
-    quiet_wanted: AtomicBool,
-    /// Facts about the server we are connected to.
-    server: Mutex<Option<ServerFacts>>,
+    /// The control clients (see `clients.rs`).
+    pub(crate) clients: Clients,
+    /// What the engine knows of the server, and what changed there.
+    pub(crate) server: ServerState,
     /// Commands `run_command` left running after a timeout.
     pub(crate) running: Mutex<crate::shell::RunningCommands>,
     /// The line typed into each pane, judged before input goes out.
     pub(crate) gate: crate::gate::Gate,
     /// The newest dump of each remote pane's processes (see `procfs`).
     pub(crate) dumps: crate::procfs::Dumps,
+    /// Wakes the supervisor; capacity one, since one wake covers any number
+    /// of changes.
+    wake: tokio::sync::mpsc::Sender<()>,
+    /// Whether connecting starts the server (with a first session) when
+    /// none runs; `false` for a server termpilot did not start and must
+    /// not start (see [`Engine::connect_existing`]).
+    starts_server: AtomicBool,
+}
+
+/// What the engine knows of the tmux server it is connected to, and the
+/// changes there its supervisor has yet to act on. A std `Mutex`: held
+/// only to read or replace the facts, never across an `.await`.
+pub(crate) struct ServerState {
+    /// Facts learnt when connecting.
+    facts: Mutex<Option<ServerFacts>>,
     /// Identifies the tmux server instance behind cursors (its pid).
     epoch: AtomicU32,
-    next_client: AtomicU64,
     sessions_dirty: AtomicBool,
     /// Set when panes may have gone away, so the supervisor prunes journals.
     panes_dirty: AtomicBool,
     /// Bumped whenever tmux reports windows, panes or sessions changing, so
     /// waits can check whether their pane still exists.
     panes_changed: watch::Sender<u64>,
-    /// Control clients that tmux told to exit (`%exit`) and that have not
-    /// ended yet (see `client::spawn`).
-    pub(crate) departing: watch::Sender<usize>,
     /// Set when a control client's pipe closed without tmux saying it
     /// exits, on a server reached through ssh or an exec command: the
     /// connection to the host dropped. Cleared by the next connect.
@@ -73,9 +70,20 @@ pub(crate) struct Shared {
     /// client was attached is never sent, so a command typed before a drop
     /// may have lost its end marker (see `shell::unseen`).
     outages: AtomicU64,
-    /// Wakes the supervisor; capacity one, since one wake covers any number
-    /// of changes.
-    wake: tokio::sync::mpsc::Sender<()>,
+}
+
+impl ServerState {
+    fn new() -> ServerState {
+        ServerState {
+            facts: Mutex::new(None),
+            epoch: AtomicU32::new(0),
+            sessions_dirty: AtomicBool::new(false),
+            panes_dirty: AtomicBool::new(false),
+            panes_changed: watch::Sender::new(0),
+            host_lost: AtomicBool::new(false),
+            outages: AtomicU64::new(0),
+        }
+    }
 }
 
 /// What the engine learns about the server when it connects.
@@ -86,10 +94,6 @@ pub(crate) struct ServerFacts {
 }
 
 impl Shared {
-    pub(crate) fn next_client_id(&self) -> ClientId {
-        ClientId(self.next_client.fetch_add(1, Ordering::Relaxed))
-    }
-
     pub(crate) fn connect_error(&self, reason: String) -> Error {
         Error::Connect {
             socket: self.transport.describe(),
@@ -99,113 +103,118 @@ impl Shared {
 
     pub(crate) fn mark_sessions_dirty(&self) {
         self.mark_panes_changed();
-        self.sessions_dirty.store(true, Ordering::Release);
+        self.server.sessions_dirty.store(true, Ordering::Release);
         let _ = self.wake.try_send(());
     }
 
     /// Records that a control client's connection dropped under it.
     pub(crate) fn mark_host_lost(&self) {
         if !self.transport.is_local() {
-            self.host_lost.store(true, Ordering::Release);
-            self.outages.fetch_add(1, Ordering::AcqRel);
+            self.server.host_lost.store(true, Ordering::Release);
+            self.server.outages.fetch_add(1, Ordering::AcqRel);
         }
     }
 
     /// How many control clients lost their connection to the host so far.
     pub(crate) fn outages(&self) -> u64 {
-        self.outages.load(Ordering::Acquire)
+        self.server.outages.load(Ordering::Acquire)
     }
 
     /// Whether the connection to the host dropped since the last connect.
     pub(crate) fn host_lost(&self) -> bool {
-        self.host_lost.load(Ordering::Acquire)
+        self.server.host_lost.load(Ordering::Acquire)
     }
 
     pub(crate) fn mark_panes_changed(&self) {
-        self.panes_dirty.store(true, Ordering::Release);
+        self.server.panes_dirty.store(true, Ordering::Release);
         let _ = self.wake.try_send(());
-        self.panes_changed
+        self.server
+            .panes_changed
             .send_modify(|generation| *generation += 1);
     }
 
-    /// Removes a client from the table (it exited or is leaving).
+    /// Removes a session client from the table (it exited or is leaving).
     pub(crate) fn forget_client(&self, id: ClientId) {
-        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        clients.retain(|_, handle| handle.id != id);
-        drop(clients);
+        self.clients.remove(id);
         self.mark_panes_changed();
     }
 
-    fn client_for_session(&self, session: SessionId) -> Option<ClientHandle> {
-        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        clients.get(&session).cloned()
+    /// An id for a new client (unique in this engine).
+    pub(crate) fn next_client_id(&self) -> ClientId {
+        self.clients.next_id()
     }
 
-    fn client_by_id(&self, id: ClientId) -> Option<ClientHandle> {
-        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        clients.values().find(|handle| handle.id == id).cloned()
-    }
-
+    /// Some session client, if any is attached.
     pub(crate) fn any_client(&self) -> Option<ClientHandle> {
-        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        clients.values().next().cloned()
-    }
-
-    /// A client whose replies come soon: a session client that is not
-    /// behind, else the quiet client, else any client.
-    pub(crate) fn prompt_client(&self) -> Option<ClientHandle> {
-        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(client) = clients.values().find(|client| !client.is_behind()) {
-            return Some(client.clone());
-        }
-        let any = clients.values().next().cloned();
-        drop(clients);
-        self.quiet_client().or(any)
-    }
-
-    /// The quiet client, if it runs. One that ended before it was stored
-    /// (its session ended while it connected) is dropped here.
-    pub(crate) fn quiet_client(&self) -> Option<ClientHandle> {
-        let mut quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
-        if quiet.as_ref().is_some_and(ClientHandle::is_closed) {
-            *quiet = None;
-        }
-        quiet.clone()
+        self.clients.any()
     }
 
     /// Asks the supervisor to start the quiet client, if there is none.
     pub(crate) fn want_quiet(&self) {
-        if self.quiet_client().is_none() && !self.quiet_wanted.swap(true, Ordering::AcqRel) {
+        if self.clients.want_quiet() {
             let _ = self.wake.try_send(());
         }
     }
+}
 
-    /// Forgets the quiet client `id` (it ended).
-    pub(crate) fn forget_quiet(&self, id: ClientId) {
-        let mut quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
-        if quiet.as_ref().is_some_and(|handle| handle.id == id) {
-            *quiet = None;
+impl client::Listener for Shared {
+    fn output(&self, client: ClientId, pane: PaneId, data: &[u8]) -> bool {
+        self.panes.append(client, pane, data)
+    }
+
+    fn grew(&self, panes: &[PaneId]) {
+        for &pane in panes {
+            self.panes.notify(pane);
         }
     }
 
-    fn tracked_sessions(&self) -> Vec<SessionId> {
-        let clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        clients.keys().copied().collect()
+    fn journal_end(&self, pane: PaneId) -> u64 {
+        self.panes.end(pane)
     }
 
-    /// Detaches and forgets every session client.
-    fn detach_all(&self) {
-        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        for (_, client) in std::mem::take(&mut *clients) {
-            client.detach();
+    fn paused(&self, pane: PaneId) {
+        self.panes
+            .record_gap(pane, termpilot_journal::GapReason::Paused);
+    }
+
+    fn sessions_changed(&self) {
+        self.mark_sessions_dirty();
+    }
+
+    fn panes_changed(&self) {
+        self.mark_panes_changed();
+    }
+
+    fn falling_behind(&self) {
+        self.want_quiet();
+    }
+
+    fn moved(&self, client: ClientId) {
+        self.forget_client(client);
+    }
+
+    fn ended(&self, client: ClientId, role: Role, dropped: bool) {
+        if dropped {
+            self.mark_host_lost();
+        }
+        match role {
+            Role::Session => {
+                self.forget_client(client);
+                self.panes.release(client);
+            }
+            Role::Quiet => self.clients.forget_quiet(client),
         }
     }
 
-    fn insert_client(&self, handle: ClientHandle) {
-        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(old) = clients.insert(handle.session, handle) {
-            old.detach();
-        }
+    fn session_gone(&self, session: SessionId) -> crate::transport::BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let args = ["list-sessions", "-F", "#{session_id}"].map(OsString::from);
+            let Ok(OneShot::Reply(listed)) = self.transport.run(args.to_vec()).await else {
+                return false;
+            };
+            let sessions = session_ids(&listed);
+            !sessions.is_empty() && !sessions.contains(&session)
+        })
     }
 }
 
@@ -250,6 +259,25 @@ impl Engine {
         Engine::connect_with(config, transport).await
     }
 
+    /// Connects to the configured tmux server, which must be running with
+    /// a session: a server someone else started (a person's, for `termpilot
+    /// attach`). Fails at once when none runs, and never starts one, now or
+    /// when reconnecting.
+    pub async fn connect_existing(config: EngineConfig) -> Result<Engine> {
+        let transport = Arc::new(Local::new(&config));
+        Engine::connect_existing_with(config, transport).await
+    }
+
+    /// [`Engine::connect_existing`] to the server `transport` reaches.
+    pub async fn connect_existing_with(
+        config: EngineConfig,
+        transport: Arc<dyn Transport>,
+    ) -> Result<Engine> {
+        let (engine, woken) = Engine::unconnected(config, transport);
+        engine.shared.starts_server.store(false, Ordering::Release);
+        engine.start(woken).await
+    }
+
     /// Connects to the server `transport` reaches, as [`Engine::connect`]
     /// does; `config`'s tmux program and socket are not used.
     pub async fn connect_with(
@@ -257,6 +285,12 @@ impl Engine {
         transport: Arc<dyn Transport>,
     ) -> Result<Engine> {
         let (engine, woken) = Engine::unconnected(config, transport);
+        engine.start(woken).await
+    }
+
+    /// Connects the engine, then starts its background tasks.
+    async fn start(self, woken: tokio::sync::mpsc::Receiver<()>) -> Result<Engine> {
+        let engine = self;
         engine.primary().await?;
         tokio::spawn(supervise(Arc::downgrade(&engine.shared), woken));
         let wanted = engine.shared.panes.watchers();
@@ -279,25 +313,13 @@ impl Engine {
             config,
             transport,
             panes: Panes::new(journal_bytes),
-            clients: Mutex::new(BTreeMap::new()),
-            tracking: tokio::sync::Mutex::new(()),
-            quiet: Mutex::new(None),
-            quiet_starting: tokio::sync::Mutex::new(()),
-            quiet_failed: Mutex::new(None),
-            quiet_wanted: AtomicBool::new(false),
-            server: Mutex::new(None),
+            clients: Clients::new(),
+            server: ServerState::new(),
             running: Mutex::new(Default::default()),
             gate: Default::default(),
             dumps: Default::default(),
-            epoch: AtomicU32::new(0),
-            next_client: AtomicU64::new(1),
-            sessions_dirty: AtomicBool::new(false),
-            panes_dirty: AtomicBool::new(false),
-            panes_changed: watch::Sender::new(0),
-            departing: watch::Sender::new(0),
-            host_lost: AtomicBool::new(false),
-            outages: AtomicU64::new(0),
             wake,
+            starts_server: AtomicBool::new(true),
         });
         (Engine { shared }, woken)
     }
@@ -310,7 +332,7 @@ impl Engine {
     /// Identifies the tmux server instance (its pid): cursors from another
     /// instance are meaningless, since pane ids are reused.
     pub fn epoch(&self) -> u32 {
-        self.shared.epoch.load(Ordering::Acquire)
+        self.shared.server.epoch.load(Ordering::Acquire)
     }
 
     /// Whether the server's panes run on this machine, so `/proc` here
@@ -328,7 +350,7 @@ impl Engine {
 
     /// The pane termpilot itself runs in, if it runs inside this server.
     pub fn own_pane(&self) -> Option<PaneId> {
-        let server = self.shared.server.lock().unwrap_or_else(|e| e.into_inner());
+        let server = (self.shared.server.facts.lock()).unwrap_or_else(|e| e.into_inner());
         server.as_ref().and_then(|facts| facts.own_pane)
     }
 
@@ -341,7 +363,7 @@ impl Engine {
         if !any.is_behind() {
             return Ok(any);
         }
-        if let Some(client) = self.shared.prompt_client().filter(|c| !c.is_behind()) {
+        if let Some(client) = self.shared.clients.prompt().filter(|c| !c.is_behind()) {
             return Ok(client);
         }
         Ok(self.quiet().await.unwrap_or(any))
@@ -353,15 +375,16 @@ impl Engine {
     /// pane's output stream, so nothing that takes a cursor from a reply
     /// runs on it.
     pub(crate) async fn quiet(&self) -> Result<ClientHandle> {
-        if let Some(quiet) = self.shared.quiet_client() {
+        if let Some(quiet) = self.shared.clients.quiet() {
             return Ok(quiet);
         }
-        let _turn = self.shared.quiet_starting.lock().await;
-        if let Some(quiet) = self.shared.quiet_client() {
+        let _turn = self.shared.clients.quiet_starting.lock().await;
+        if let Some(quiet) = self.shared.clients.quiet() {
             return Ok(quiet);
         }
         let failed = *self
             .shared
+            .clients
             .quiet_failed
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -373,6 +396,7 @@ impl Engine {
         let started = self.start_quiet().await;
         *self
             .shared
+            .clients
             .quiet_failed
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = match &started {
@@ -384,7 +408,7 @@ impl Engine {
 
     async fn start_quiet(&self) -> Result<ClientHandle> {
         let session = self.connected().await?.session;
-        let session = (self.shared.tracked_sessions().into_iter().min()).unwrap_or(session);
+        let session = (self.shared.clients.sessions().into_iter().min()).unwrap_or(session);
         let args: Vec<OsString> = vec![
             "attach-session".into(),
             "-f".into(),
@@ -395,8 +419,7 @@ impl Engine {
         let (handle, _) = client::spawn_as(&self.shared, args, Some(session), Role::Quiet)
             .await
             .inspect_err(|e| tracing::debug!(error = %e, "the quiet client did not start"))?;
-        let mut quiet = self.shared.quiet.lock().unwrap_or_else(|e| e.into_inner());
-        *quiet = Some(handle.clone());
+        self.shared.clients.set_quiet(handle.clone());
         Ok(handle)
     }
 
@@ -406,7 +429,7 @@ impl Engine {
         if let Some(client) = self.shared.any_client() {
             return Ok(client);
         }
-        let _guard = self.shared.tracking.lock().await;
+        let _guard = self.shared.clients.tracking.lock().await;
         if let Some(client) = self.shared.any_client() {
             return Ok(client);
         }
@@ -419,7 +442,7 @@ impl Engine {
             Ok(connected) => connected,
             Err(_) => {
                 // Half a connection is none: the clients attached so far leave.
-                self.shared.detach_all();
+                self.shared.clients.detach_all();
                 let secs = limit.as_secs_f64();
                 Err(self
                     .shared
@@ -434,7 +457,9 @@ impl Engine {
         // Another process may be starting the same server or its first
         // session this very moment: a failure then is transient.
         // A host elsewhere that cannot be reached says so at once.
-        let retry = if self.panes_are_local() {
+        // A server someone else started is attached as it is, at once.
+        let starts_server = self.shared.starts_server.load(Ordering::Acquire);
+        let retry = if self.panes_are_local() && starts_server {
             CONNECT_RETRY
         } else {
             std::time::Duration::ZERO
@@ -463,6 +488,11 @@ impl Engine {
     /// session. Called with the tracking lock held.
     async fn connect_all(&self) -> Result<()> {
         let sessions = self.list_sessions_by_subprocess().await?;
+        if sessions.is_empty() && !self.shared.starts_server.load(Ordering::Acquire) {
+            return Err(self
+                .shared
+                .connect_error("no tmux server is running there".into()));
+        }
         if sessions.is_empty() {
             self.start_first_session().await?;
         } else {
@@ -508,7 +538,7 @@ impl Engine {
             h.to_string().into(),
         ]);
         let (handle, _) = client::spawn(&self.shared, args, None).await?;
-        self.shared.insert_client(handle);
+        self.shared.clients.insert(handle);
         Ok(())
     }
 
@@ -523,7 +553,7 @@ impl Engine {
             session.to_string().into(),
         ];
         let (handle, _) = client::spawn(&self.shared, args, Some(session)).await?;
-        self.shared.insert_client(handle);
+        self.shared.clients.insert(handle);
         Ok(())
     }
 
@@ -531,18 +561,11 @@ impl Engine {
     /// when there is no control client to ask. An absent server is no error.
     async fn list_sessions_by_subprocess(&self) -> Result<Vec<SessionId>> {
         let args = ["list-sessions", "-F", "#{session_id}"].map(OsString::from);
-        let ran = self.shared.transport.run(args.to_vec()).await?;
-        if !ran.success {
-            if ran.no_server() {
-                return Ok(Vec::new());
-            }
-            return Err(self.shared.connect_error(ran.stderr));
+        match self.shared.transport.run(args.to_vec()).await? {
+            OneShot::Reply(listed) => Ok(session_ids(&listed)),
+            OneShot::NoServer => Ok(Vec::new()),
+            OneShot::Refused { why } => Err(self.shared.connect_error(why)),
         }
-        Ok(ran
-            .stdout
-            .lines()
-            .filter_map(|line| line.trim().parse().ok())
-            .collect())
     }
 
     async fn learn_server_facts(&self) -> Result<()> {
@@ -561,20 +584,20 @@ impl Engine {
         let own_pane = (self.shared.config.host.as_ref())
             .filter(|host| host.socket_path == socket_path)
             .map(|host| host.pane);
-        self.shared.host_lost.store(false, Ordering::Release);
-        let previous = self.shared.epoch.swap(pid, Ordering::AcqRel);
+        self.shared.server.host_lost.store(false, Ordering::Release);
+        let previous = self.shared.server.epoch.swap(pid, Ordering::AcqRel);
         if previous != pid {
             self.shared.panes.clear();
         }
-        *self.shared.server.lock().unwrap_or_else(|e| e.into_inner()) =
+        *(self.shared.server.facts.lock()).unwrap_or_else(|e| e.into_inner()) =
             Some(ServerFacts { own_pane });
         Ok(())
     }
 
     /// Attaches clients to sessions that appeared since we last looked.
     pub(crate) async fn sync_sessions(&self) -> Result<()> {
-        let _guard = self.shared.tracking.lock().await;
-        let Some(client) = self.shared.prompt_client() else {
+        let _guard = self.shared.clients.tracking.lock().await;
+        let Some(client) = self.shared.clients.prompt() else {
             return Ok(());
         };
         let reply = run(
@@ -582,7 +605,7 @@ impl Engine {
             Command::new("list-sessions").opt("-F", "#{session_id}"),
         )
         .await?;
-        let tracked = self.shared.tracked_sessions();
+        let tracked = self.shared.clients.sessions();
         for line in reply.lines.iter() {
             let Ok(session) = String::from_utf8_lossy(line).trim().parse::<SessionId>() else {
                 continue;
@@ -600,7 +623,7 @@ impl Engine {
     /// attached from the session's first byte of output.
     pub(crate) async fn spawn_session(&self, args: Vec<OsString>) -> Result<Reply> {
         self.primary().await?;
-        let _guard = self.shared.tracking.lock().await;
+        let _guard = self.shared.clients.tracking.lock().await;
         let (handle, first) =
             client::spawn(&self.shared, args, None)
                 .await
@@ -611,14 +634,14 @@ impl Engine {
                     },
                     other => other,
                 })?;
-        self.shared.insert_client(handle);
+        self.shared.clients.insert(handle);
         Ok(first)
     }
 
     /// Drops the journals of panes that are gone, beyond the most recent
     /// few (so output of a pane that just exited can still be read).
     async fn prune_journals(&self) -> Result<()> {
-        let Some(client) = self.shared.prompt_client() else {
+        let Some(client) = self.shared.clients.prompt() else {
             return Ok(());
         };
         let reply = run(
@@ -644,7 +667,7 @@ impl Engine {
             .shared
             .panes
             .owner(pane)
-            .and_then(|id| self.shared.client_by_id(id))
+            .and_then(|id| self.shared.clients.by_id(id))
         {
             return Ok(client);
         }
@@ -662,18 +685,18 @@ impl Engine {
             .trim()
             .parse()
             .map_err(|_| Error::pane_not_found(pane.to_string()))?;
-        let client = match self.shared.client_for_session(session) {
+        let client = match self.shared.clients.for_session(session) {
             Some(client) => client,
             None => {
                 self.sync_sessions().await?;
-                self.shared.client_for_session(session).ok_or_else(|| {
+                self.shared.clients.for_session(session).ok_or_else(|| {
                     self.shared
                         .connect_error(format!("cannot attach to session {session}"))
                 })?
             }
         };
         let owner = self.shared.panes.claim(pane, client.id);
-        Ok(self.shared.client_by_id(owner).unwrap_or(client))
+        Ok(self.shared.clients.by_id(owner).unwrap_or(client))
     }
 
     /// Runs one command on the primary client; a `%error` becomes an error.
@@ -685,18 +708,19 @@ impl Engine {
     /// Waits (at most a couple of seconds) until the control client of a
     /// session that was just killed has ended: connecting another client
     /// while tmux detaches that one can crash tmux 3.3a (see
-    /// `client::spawn`), and an agent often creates a session right after
-    /// killing one.
+    /// `transport::Departures`), and an agent often creates a session right
+    /// after killing one.
     pub(crate) async fn await_client_gone(&self, session: SessionId) {
         let mut changed = self.panes_changed();
         let gone = async {
-            while self.shared.client_for_session(session).is_some() {
+            while self.shared.clients.for_session(session).is_some() {
                 if changed.changed().await.is_err() {
                     return;
                 }
             }
-            let mut departing = self.shared.departing.subscribe();
-            let _ = departing.wait_for(|&n| n == 0).await;
+            if let Some(departures) = self.shared.transport.departures() {
+                departures.settled(client::SETTLE).await;
+            }
         };
         let _ = tokio::time::timeout(client::SETTLE, gone).await;
     }
@@ -704,7 +728,7 @@ impl Engine {
     /// A receiver that changes whenever tmux reports windows, panes or
     /// sessions changing.
     pub fn panes_changed(&self) -> watch::Receiver<u64> {
-        self.shared.panes_changed.subscribe()
+        self.shared.server.panes_changed.subscribe()
     }
 }
 
@@ -714,6 +738,14 @@ crate::format::tmux_format! {
         pid: u32 = "pid",
         socket_path: String = "socket_path",
     }
+}
+
+/// The session ids `list-sessions -F #{session_id}` printed, one a line.
+fn session_ids(listed: &str) -> Vec<SessionId> {
+    listed
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
 }
 
 /// The global user option that marks a tmux server termpilot started.
@@ -762,9 +794,9 @@ async fn supervise(shared: Weak<Shared>, mut woken: tokio::sync::mpsc::Receiver<
         let Some(strong) = shared.upgrade() else {
             return;
         };
-        let sessions = strong.sessions_dirty.swap(false, Ordering::AcqRel);
-        let panes = strong.panes_dirty.swap(false, Ordering::AcqRel);
-        let quiet = strong.quiet_wanted.swap(false, Ordering::AcqRel);
+        let sessions = strong.server.sessions_dirty.swap(false, Ordering::AcqRel);
+        let panes = strong.server.panes_dirty.swap(false, Ordering::AcqRel);
+        let quiet = strong.clients.take_quiet_wanted();
         let engine = Engine { shared: strong };
         // Started before it is needed: the first command to a flooding pane
         // then finds it ready. Apart, so that connecting holds up no sync.

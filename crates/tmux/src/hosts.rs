@@ -281,9 +281,15 @@ impl Hosts {
         self.hosts.get(name)?.engine.get().cloned()
     }
 
-    /// The engine of the local host, as [`Hosts::engine`].
-    pub async fn local(&self) -> Result<Engine> {
-        self.engine(LOCAL).await
+    /// The same hosts with `engine`, connected already, as the local host's
+    /// engine: the one engine that drives the local server, however a call
+    /// names it (`%3` or `local/%3`).
+    pub fn with_local(mut self, engine: Engine) -> Hosts {
+        if let Some(host) = self.hosts.get_mut(LOCAL) {
+            host.transport = Arc::clone(&engine.shared.transport);
+            host.engine = OnceCell::from(engine);
+        }
+        self
     }
 }
 

@@ -12,11 +12,22 @@
 //! - `error`: [`Error`], everything that can go wrong between a caller and
 //!   tmux, each message saying what to do next.
 //! - [`transport`]: where a control client's bytes come from (a local
-//!   `tmux`, ssh, an exec prefix, or in-memory pipes in tests).
-//! - `client`: one control client over a pipe, and the task that owns it.
-//! - `engine`: tracking sessions, routing commands, reconnecting; one
-//!   control client per tracked session, and a quiet one for commands to
-//!   panes that flood theirs.
+//!   `tmux`, ssh, an exec prefix, or in-memory pipes in tests), how a
+//!   one-shot tmux command ended ([`OneShot`]), and when a new client may
+//!   identify itself ([`Departures`], [`ConnectTurn`]).
+//! - `connection`: one control-mode connection: the parser, the two pipe
+//!   halves and the replies owed, matched first in, first out; no engine
+//!   state, tested on a bare `tokio::io::duplex`.
+//! - `identify`: when a new control client may identify itself (tmux
+//!   3.3a's crash on a client still identifying): departures and the start
+//!   lock.
+//! - `client`: the task that owns a connection and applies what it reads
+//!   to the engine through a narrow `Listener`, and the handles commands
+//!   are sent with.
+//! - `clients`: the engine's table of control clients (one per tracked
+//!   session, and the quiet one).
+//! - `engine`: tracking sessions, routing commands, reconnecting; the
+//!   server's state (epoch, what changed, whether the host was lost).
 //! - `format`: typed tmux formats (`tmux_format!`): one declaration gives
 //!   the `-F` string and the parser of its lines.
 //! - `panes`: the pane journals and which client owns each pane's output.
@@ -33,12 +44,15 @@
 //!   `channel`: `wait-for` channels, each wait on a tmux process of its own.
 //! - [`input_state`]: whether a pane's program waits for input, decided
 //!   from kernel facts with no I/O ([`AwaitingInput`]).
-//! - [`person`]: a person at the keyboard (`termpilot attach`): holding a
-//!   pane and cancelling its waits, shared through tmux pane options.
 //! - `cursor`: [`Cursor`]s, the positions in a pane's output handed out and
 //!   taken back, checked against their pane and tmux server.
-//! - [`hosts`]: the servers one termpilot drives, `local` and those given
-//!   with `--host`, each an engine connected on first use.
+//! - [`hosts`]: the servers one termpilot drives, `local` (the engine
+//!   already connected) and those given with `--host`, each an engine
+//!   connected on first use.
+//! - [`person`]: a person at the keyboard (`termpilot attach`): an engine
+//!   on a server someone else started (`Engine::connect_existing`), holding
+//!   a pane and cancelling its waits through the pane options it shares
+//!   with `serve`.
 //! - `secret_delivery`: typing a secret through `pipe-pane -I` from a
 //!   private file, so that no command line, buffer or log holds it;
 //!   [`child_env`]: the variables (`env:` secrets) no child inherits.
@@ -72,13 +86,16 @@ mod batch;
 mod channel;
 pub mod child_env;
 mod client;
+mod clients;
 pub mod config;
+mod connection;
 mod cursor;
 mod engine;
 mod error;
 mod format;
 pub mod gate;
 pub mod hosts;
+mod identify;
 pub mod input_state;
 mod ops;
 mod panes;
@@ -98,8 +115,8 @@ pub use batch::{
     StepJob, StepStatus, StepWork, WorkKind,
 };
 pub use channel::ChannelOutcome;
-pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};
+pub use connection::Answer;
 pub use cursor::{Cursor, Since};
 pub use engine::{Engine, STARTED_MARK};
 pub use error::{Error, Result};
@@ -116,5 +133,8 @@ pub use termpilot_control::{PaneId, SessionId, TargetKind, WindowId};
 pub use termpilot_journal::{Needle, Redaction, Redactor};
 pub use termpilot_keys::Key;
 pub use termpilot_shell::echo;
-pub use transport::{Local, Pipe, Remote, SshOptions, Transport};
+pub use transport::{
+    ConnectTurn, Departures, Local, OneShot, Pipe, PipeProcess, Remote, ScriptEnd, SshOptions,
+    Transport,
+};
 pub use wait::{Found, Outcome, TextWait, WaitReport};

@@ -37,7 +37,6 @@ use crate::engine::{Engine, Shared, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::tmux_format;
 use crate::ops::PaneScope;
-use crate::transport::{Local, Transport};
 
 /// The pane option set while a person holds the pane.
 pub const HELD_OPTION: &str = "@termpilot_held";
@@ -336,14 +335,8 @@ impl Person {
     /// person attaches to what exists: no server is started), and finds the
     /// pane `target` (`%3` or `work:1.0`).
     pub async fn connect(mut config: EngineConfig, target: &str, note: String) -> Result<Person> {
-        if !server_running(&config).await? {
-            return Err(Error::Connect {
-                socket: config.socket.to_string(),
-                reason: "no tmux server is running there".into(),
-            });
-        }
         config.journal_bytes = PERSON_JOURNAL_BYTES;
-        let engine = Engine::connect(config).await?;
+        let engine = Engine::connect_existing(config).await?;
         let pane = engine.resolve_pane(target).await?;
         let panes = engine.list_panes(&PaneScope::All).await?;
         let info = panes
@@ -449,14 +442,6 @@ impl Person {
             runtime,
         }
     }
-}
-
-/// Whether the server of `config` runs (with a session), asked of a `tmux`
-/// process: an engine would start a server that does not.
-async fn server_running(config: &EngineConfig) -> Result<bool> {
-    let args = ["list-sessions", "-F", "#{session_id}"].map(std::ffi::OsString::from);
-    let ran = Local::new(config).run(args.to_vec()).await?;
-    Ok(ran.success && !ran.stdout.trim().is_empty())
 }
 
 /// Hands a person's pane back when dropped, if they still hold it: however

@@ -164,7 +164,7 @@ impl Engine {
         }
         let ran = tokio::time::timeout(DUMP_LIMIT, self.shared.transport.shell(&script)).await;
         match ran {
-            Ok(Ok(ran)) => Snapshot::parse(&ran.stdout, tty),
+            Ok(Ok(ended)) => Snapshot::parse(ended.printed(), tty),
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, "cannot read the host's processes");
                 Snapshot::default()

@@ -35,7 +35,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::format::tmux_format;
 use crate::procfs::{Fd, Procfs};
-use crate::transport::shell_quote;
+use crate::transport::{ScriptEnd, shell_quote};
 
 tmux_format! {
     /// What delivery needs to know about a pane.
@@ -207,7 +207,7 @@ impl Engine {
         let dir = shell_quote(dir);
         let script = format!("if [ -e {dir} ]; then rm -rf -- {dir}; echo left; fi");
         match self.shared.transport.shell(&script).await {
-            Ok(ran) => ran.stdout.trim() == "left",
+            Ok(ended) => ended.printed().trim() == "left",
             Err(error) => {
                 tracing::warn!(%error, "cannot remove the secret's directory");
                 true
@@ -238,12 +238,15 @@ impl Engine {
             self.shared.transport.shell_fed(&feed_script(&id), input),
         );
         let why = match fed.await {
-            Ok(Ok(ran)) => match written_dir(&ran.stdout, value.len()) {
-                Some(dir) if ran.success => return Ok(dir.to_owned()),
+            Ok(Ok(ScriptEnd::Printed(printed))) => match written_dir(&printed, value.len()) {
+                Some(dir) => return Ok(dir.to_owned()),
                 // An exec prefix without `-i` passes no input: an empty
                 // file must not be typed as the secret.
-                _ => format!("cannot write it on the server's machine: {}", ran.stderr),
+                None => "cannot write it on the server's machine: ".to_owned(),
             },
+            Ok(Ok(ScriptEnd::Failed { why, .. })) => {
+                format!("cannot write it on the server's machine: {why}")
+            }
             Ok(Err(error)) => error.to_string(),
             Err(_) => "writing it on the server's machine timed out".to_owned(),
         };

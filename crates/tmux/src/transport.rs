@@ -1,12 +1,14 @@
 //! Where the bytes of a control client come from.
 //!
 //! The engine speaks tmux control mode over any byte pipe: a [`Pipe`] is a
-//! reader, a writer and whatever keeps the far end alive. A [`Transport`]
-//! opens such pipes to one tmux server and runs the few one-shot tmux
-//! commands the engine needs outside control mode. Today's transports run a
-//! local `tmux`, or `tmux` through `ssh` or an exec prefix such as
-//! `docker exec -i NAME`; tests plug in in-memory pipes. Nothing above this
-//! module knows that a process exists.
+//! reader, a writer and the [`PipeProcess`] that keeps the far end alive. A
+//! [`Transport`] opens such pipes to one tmux server and runs the few
+//! one-shot tmux commands the engine needs outside control mode, saying how
+//! each ended as a [`OneShot`]: what a process's exit status and standard
+//! error mean is decided here, once, where the process ends. Today's
+//! transports run a local `tmux`, or `tmux` through `ssh` or an exec prefix
+//! such as `docker exec -i NAME`; tests plug in in-memory pipes. Nothing
+//! above this module knows that a process exists.
 
 use std::ffi::OsString;
 use std::future::Future;
@@ -19,19 +21,21 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::error::{Error, Result};
+pub(crate) use crate::identify::SETTLE;
+pub use crate::identify::{ConnectTurn, Departures};
 
 /// A boxed future, as trait objects return them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One control-mode connection: bytes from tmux, bytes to tmux, and the
-/// process (if any) behind them.
+/// process behind them.
 pub struct Pipe {
     /// What tmux writes: control-mode lines.
     pub reader: Pin<Box<dyn AsyncRead + Send + Sync>>,
     /// What tmux reads: command lines.
     pub writer: Pin<Box<dyn AsyncWrite + Send + Sync>>,
     /// What keeps the far end alive; ended when the connection closes.
-    pub end: Box<dyn Far>,
+    pub process: Box<dyn PipeProcess>,
 }
 
 impl std::fmt::Debug for Pipe {
@@ -40,30 +44,80 @@ impl std::fmt::Debug for Pipe {
     }
 }
 
-/// The far end of a [`Pipe`]: a process, or nothing at all.
-pub trait Far: Send {
+/// The process behind a [`Pipe`]: `tmux -C`, or the ssh or exec command
+/// running it elsewhere (in tests, a fake standing in for one).
+pub trait PipeProcess: Send {
     /// What the far end said about why it stopped (a process's standard
     /// error), read once the pipe has closed; empty when it said nothing.
     fn diagnostics(&mut self) -> BoxFuture<'_, String>;
     /// Ends the far end and waits until it has ended.
     fn close(&mut self) -> BoxFuture<'_, ()>;
+    /// tmux said `%exit` to this client: it is leaving (see
+    /// [`Departures`]).
+    fn exiting(&mut self) {}
 }
 
-/// What a one-shot tmux command printed and whether it succeeded.
-#[derive(Debug, Clone, Default)]
-pub struct Ran {
-    /// The command exited with status 0.
-    pub success: bool,
-    /// Its standard output.
-    pub stdout: String,
-    /// Its standard error (for ssh, also ssh's own messages).
-    pub stderr: String,
+/// How a one-shot tmux command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OneShot {
+    /// tmux ran it; what it printed.
+    Reply(String),
+    /// tmux refused it, or the way to tmux (ssh, an exec command) failed;
+    /// what they said.
+    Refused {
+        /// The message (a process's standard error).
+        why: String,
+    },
+    /// No tmux server runs on the socket.
+    NoServer,
 }
 
-impl Ran {
-    /// Whether tmux said that no server runs on its socket.
-    pub(crate) fn no_server(&self) -> bool {
-        self.stderr.contains("no server running") || self.stderr.contains("error connecting")
+impl OneShot {
+    /// How a tmux process that ended with `output` ran: tmux says on
+    /// standard error when no server runs on its socket.
+    fn from_output(output: &std::process::Output) -> OneShot {
+        let said = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        if output.status.success() {
+            OneShot::Reply(String::from_utf8_lossy(&output.stdout).into_owned())
+        } else if said.contains("no server running") || said.contains("error connecting") {
+            OneShot::NoServer
+        } else {
+            OneShot::Refused { why: said }
+        }
+    }
+}
+
+/// How a script run on the server's machine ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScriptEnd {
+    /// It exited with status 0, printing this.
+    Printed(String),
+    /// It failed, or the way to the machine did.
+    Failed {
+        /// What it printed before.
+        printed: String,
+        /// What it (or ssh, or the exec command) said.
+        why: String,
+    },
+}
+
+impl ScriptEnd {
+    /// What the script printed, however it ended.
+    pub fn printed(&self) -> &str {
+        match self {
+            ScriptEnd::Printed(printed) | ScriptEnd::Failed { printed, .. } => printed,
+        }
+    }
+
+    fn from_output(output: &std::process::Output) -> ScriptEnd {
+        let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+        match output.status.success() {
+            true => ScriptEnd::Printed(printed),
+            false => ScriptEnd::Failed {
+                printed,
+                why: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            },
+        }
     }
 }
 
@@ -76,14 +130,14 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     /// Runs one tmux command to its end outside control mode (`wait-for`,
     /// `list-sessions` before any client is connected). Dropping the future
     /// ends the command.
-    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>>;
+    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<OneShot>>;
 
     /// Runs a POSIX shell script on the server's machine, outside tmux:
     /// how the engine reads `/proc` of panes on another host where the
     /// tmux server there cannot run the script itself (see `procfs`).
     /// Transports without one (in-memory test pipes) fail it, and those
     /// facts are then unknown.
-    fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
+    fn shell(&self, script: &str) -> BoxFuture<'_, Result<ScriptEnd>> {
         let _ = script;
         Box::pin(async {
             Err(Error::InvalidArgument(
@@ -95,7 +149,7 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     /// [`Transport::shell`] with `input` as the script's standard input:
     /// how a secret reaches the server's machine in no command line
     /// (`crate::secret_delivery`). Transports without a shell fail it.
-    fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<Ran>> {
+    fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<ScriptEnd>> {
         let _ = (script, input);
         Box::pin(async {
             Err(Error::InvalidArgument(
@@ -107,11 +161,21 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     /// The server as errors name it: `-L termpilot`, `host build (ssh build-1)`.
     fn describe(&self) -> String;
 
-    /// A directory that processes connecting to this server lock while a
-    /// control client identifies itself (tmux 3.3a crashes when it sends a
-    /// notification to a client still identifying). Only meaningful when
-    /// the server runs on this machine.
-    fn start_lock(&self) -> Option<PathBuf> {
+    /// Waits until a new control client may identify itself to the
+    /// server (no client is departing, see [`Departures`]), and returns its
+    /// turn (see [`ConnectTurn`]), to hold until it has identified.
+    fn turn_to_connect(&self) -> BoxFuture<'_, ConnectTurn> {
+        Box::pin(async move {
+            if let Some(departures) = self.departures() {
+                departures.settled(SETTLE).await;
+            }
+            ConnectTurn::default()
+        })
+    }
+
+    /// The clients of this transport's pipes that are departing, when it
+    /// counts them.
+    fn departures(&self) -> Option<&Departures> {
         None
     }
 
@@ -132,7 +196,7 @@ struct ChildEnd {
     child: tokio::process::Child,
 }
 
-impl Far for ChildEnd {
+impl PipeProcess for ChildEnd {
     fn diagnostics(&mut self) -> BoxFuture<'_, String> {
         Box::pin(async move {
             let mut text = String::new();
@@ -207,7 +271,7 @@ impl Launcher {
         command
     }
 
-    async fn shell(&self, script: &str, input: Option<Vec<u8>>) -> Result<Ran> {
+    async fn shell(&self, script: &str, input: Option<Vec<u8>>) -> Result<ScriptEnd> {
         let words: [OsString; 3] = ["sh".into(), "-c".into(), script.into()];
         let command = if self.tmux.is_none() {
             // tmux itself is the program: the script runs here.
@@ -218,7 +282,8 @@ impl Launcher {
         } else {
             self.far_command(&words.iter().collect::<Vec<_>>())
         };
-        output(command, input).await.map_err(|e| self.missing(&e))
+        let output = output(command, input).await.map_err(|e| self.missing(&e))?;
+        Ok(ScriptEnd::from_output(&output))
     }
 
     fn missing(&self, error: &std::io::Error) -> Error {
@@ -243,14 +308,15 @@ impl Launcher {
         Ok(Pipe {
             reader: Box::pin(stdout),
             writer: Box::pin(stdin),
-            end: Box::new(ChildEnd { child }),
+            process: Box::new(ChildEnd { child }),
         })
     }
 
-    async fn run(&self, args: Vec<OsString>) -> Result<Ran> {
-        output(self.command(&args), None)
+    async fn run(&self, args: Vec<OsString>) -> Result<OneShot> {
+        let output = output(self.command(&args), None)
             .await
-            .map_err(|e| self.missing(&e))
+            .map_err(|e| self.missing(&e))?;
+        Ok(OneShot::from_output(&output))
     }
 }
 
@@ -259,9 +325,9 @@ impl Launcher {
 async fn output(
     mut command: tokio::process::Command,
     input: Option<Vec<u8>>,
-) -> std::io::Result<Ran> {
+) -> std::io::Result<std::process::Output> {
     let Some(mut input) = input else {
-        return Ok(ran(command.stdin(Stdio::null()).output().await?));
+        return command.stdin(Stdio::null()).output().await;
     };
     command.stdin(Stdio::piped()).stdout(Stdio::piped());
     let mut child = command.stderr(Stdio::piped()).spawn()?;
@@ -271,15 +337,7 @@ async fn output(
     drop(stdin);
     let output = child.wait_with_output().await?;
     written?;
-    Ok(ran(output))
-}
-
-fn ran(output: std::process::Output) -> Ran {
-    Ran {
-        success: output.status.success(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-    }
+    Ok(output)
 }
 
 /// Quotes one word for a POSIX shell: as is when it is plainly safe, else
@@ -301,6 +359,7 @@ pub(crate) fn shell_quote(word: &str) -> String {
 pub struct Local {
     launcher: Launcher,
     socket: crate::config::Socket,
+    departures: Departures,
 }
 
 impl Local {
@@ -315,26 +374,27 @@ impl Local {
                 quote: false,
             },
             socket: config.socket.clone(),
+            departures: Departures::default(),
         }
     }
 }
 
 impl Transport for Local {
     fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
-        Box::pin(self.launcher.open(args))
+        Box::pin(async move { Ok(self.departures.track(self.launcher.open(args).await?)) })
     }
 
-    fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
+    fn shell(&self, script: &str) -> BoxFuture<'_, Result<ScriptEnd>> {
         let script = script.to_owned();
         Box::pin(async move { self.launcher.shell(&script, None).await })
     }
 
-    fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<Ran>> {
+    fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<ScriptEnd>> {
         let script = script.to_owned();
         Box::pin(async move { self.launcher.shell(&script, Some(input)).await })
     }
 
-    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
+    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<OneShot>> {
         Box::pin(self.launcher.run(args))
     }
 
@@ -342,8 +402,15 @@ impl Transport for Local {
         self.socket.to_string()
     }
 
-    fn start_lock(&self) -> Option<PathBuf> {
-        Some(self.socket.lock_directory())
+    fn turn_to_connect(&self) -> BoxFuture<'_, ConnectTurn> {
+        Box::pin(async move {
+            self.departures.settled(SETTLE).await;
+            ConnectTurn::lock(&self.socket.lock_directory()).await
+        })
+    }
+
+    fn departures(&self) -> Option<&Departures> {
+        Some(&self.departures)
     }
 
     fn is_local(&self) -> bool {
@@ -366,6 +433,7 @@ pub struct Remote {
     connect_timeout: Duration,
     /// ssh's master connection, for an ssh host.
     master: Option<Arc<Master>>,
+    departures: Departures,
 }
 
 /// What an ssh host needs besides its destination.
@@ -436,6 +504,7 @@ impl Remote {
                 socket,
                 child: tokio::sync::Mutex::new(None),
             })),
+            departures: Departures::default(),
         }
     }
 
@@ -463,6 +532,7 @@ impl Remote {
             },
             connect_timeout: timeout,
             master: None,
+            departures: Departures::default(),
         })
     }
 }
@@ -554,11 +624,11 @@ impl Transport for Remote {
     fn open(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Pipe>> {
         Box::pin(async move {
             self.with_master().await;
-            self.launcher.open(args).await
+            Ok(self.departures.track(self.launcher.open(args).await?))
         })
     }
 
-    fn shell(&self, script: &str) -> BoxFuture<'_, Result<Ran>> {
+    fn shell(&self, script: &str) -> BoxFuture<'_, Result<ScriptEnd>> {
         let script = script.to_owned();
         Box::pin(async move {
             self.with_master().await;
@@ -566,7 +636,7 @@ impl Transport for Remote {
         })
     }
 
-    fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<Ran>> {
+    fn shell_fed(&self, script: &str, input: Vec<u8>) -> BoxFuture<'_, Result<ScriptEnd>> {
         let script = script.to_owned();
         Box::pin(async move {
             self.with_master().await;
@@ -574,7 +644,7 @@ impl Transport for Remote {
         })
     }
 
-    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
+    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<OneShot>> {
         Box::pin(async move {
             self.with_master().await;
             self.launcher.run(args).await
@@ -583,6 +653,10 @@ impl Transport for Remote {
 
     fn describe(&self) -> String {
         self.description.clone()
+    }
+
+    fn departures(&self) -> Option<&Departures> {
+        Some(&self.departures)
     }
 
     fn connect_timeout(&self) -> Option<Duration> {
@@ -653,6 +727,33 @@ pub fn split_words(line: &str) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn how_a_tmux_process_ended_is_read_from_its_status_and_stderr() {
+        use std::os::unix::process::ExitStatusExt;
+        let ended = |code: i32, stdout: &str, stderr: &str| std::process::Output {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+        };
+        let reply = OneShot::from_output(&ended(0, "$0\n", ""));
+        assert_eq!(reply, OneShot::Reply("$0\n".into()));
+        for absent in [
+            "no server running on /tmp/tmux-0/x",
+            "error connecting to /tmp/tmux-0/x (No such file or directory)",
+        ] {
+            assert_eq!(
+                OneShot::from_output(&ended(1, "", absent)),
+                OneShot::NoServer
+            );
+        }
+        let refused = OneShot::from_output(&ended(1, "", "can't find session: x\n"));
+        let why = "can't find session: x".to_owned();
+        assert_eq!(refused, OneShot::Refused { why });
+        let script = ScriptEnd::from_output(&ended(2, "half", "disk full"));
+        assert_eq!(script.printed(), "half");
+        assert!(matches!(script, ScriptEnd::Failed { why, .. } if why == "disk full"));
+    }
 
     #[test]
     fn words_split_like_a_shell() {

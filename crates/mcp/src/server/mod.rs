@@ -118,7 +118,8 @@ impl TermpilotServer {
             options.keep_outputs,
         )?;
         let hosts = Hosts::new(engine.config().clone(), &[], &HostOptions::default())
-            .expect("no hosts to refuse");
+            .expect("no hosts to refuse")
+            .with_local(engine.clone());
         let tasks = crate::tasks::Tasks::new(&options);
         let server = TermpilotServer {
             engine,
@@ -140,7 +141,7 @@ impl TermpilotServer {
     /// The same server with hosts besides the local one (see
     /// [`termpilot_tmux::Hosts`]); the local host stays this server's engine.
     pub fn with_hosts(mut self, hosts: Hosts) -> Self {
-        self.hosts = Arc::new(hosts);
+        self.hosts = Arc::new(hosts.with_local(self.engine.clone()));
         self
     }
 

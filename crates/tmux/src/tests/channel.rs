@@ -8,7 +8,7 @@ use tokio::time::{Instant, sleep};
 use super::fake::Fake;
 use super::*;
 use crate::ChannelOutcome;
-use crate::transport::Ran;
+use crate::transport::OneShot;
 
 #[tokio::test(start_paused = true)]
 async fn a_signal_wakes_the_waiter() {
@@ -112,17 +112,10 @@ async fn a_wait_woken_by_another_server_counts_as_its_exit() {
         let engine = connect(&fake).await;
         // tmux wakes waiters when it exits; by the time the engine asks, a new
         // server (another pid) answers.
-        fake.on_run(|args| {
-            let ran = |stdout: &str| Ran {
-                success: true,
-                stdout: stdout.into(),
-                stderr: String::new(),
-            };
-            match args[0].as_str() {
-                "wait-for" => Some(ran("")),
-                "display-message" => Some(ran("4242\n")),
-                _ => None,
-            }
+        fake.on_run(|args| match args[0].as_str() {
+            "wait-for" => Some(OneShot::Reply(String::new())),
+            "display-message" => Some(OneShot::Reply("4242\n".into())),
+            _ => None,
         });
         let outcome = engine
             .wait_for_channel("ch", Duration::from_secs(30))
@@ -145,10 +138,8 @@ async fn a_wait_whose_host_cannot_be_reached_ends_with_host_lost() {
             // The wait's ssh ended with its connection, and no new one gets
             // through to ask the host about its server.
             fake.on_run(|args| match args[0].as_str() {
-                "wait-for" | "display-message" => Some(Ran {
-                    success: false,
-                    stdout: String::new(),
-                    stderr: "ssh: connect to host build-1 port 22: Connection refused".into(),
+                "wait-for" | "display-message" => Some(OneShot::Refused {
+                    why: "ssh: connect to host build-1 port 22: Connection refused".into(),
                 }),
                 _ => None,
             });

@@ -13,7 +13,7 @@ use super::fake::replay::{Transcript, fixtures};
 use super::*;
 use crate::client::{self, Answer, Call, ClientHandle, Group};
 use crate::error::Error;
-use crate::transport::Ran;
+use crate::transport::OneShot;
 
 /// An engine with no client yet, over `fake`.
 fn engine(fake: &Fake) -> Engine {
@@ -245,11 +245,7 @@ async fn a_killed_server_fails_the_pending_call_and_the_client_ends() {
         );
         settle().await;
         assert!(fake.conn(0, |c| !c.is_open()));
-        assert_eq!(
-            *engine.shared.departing.borrow(),
-            0,
-            "the departure is over"
-        );
+        assert_eq!(departing(&engine), 0, "the departure is over");
         assert!(
             !engine.shared.host_lost(),
             "tmux said %exit: the host is fine"
@@ -268,11 +264,8 @@ async fn a_call_pending_when_its_session_is_killed_names_the_session() {
     bounded(async {
         let fake = Fake::local();
         fake.on_run(|args| {
-            (args.first().map(String::as_str) == Some("list-sessions")).then(|| Ran {
-                success: true,
-                stdout: "$1\n".into(),
-                stderr: String::new(),
-            })
+            (args.first().map(String::as_str) == Some("list-sessions"))
+                .then(|| OneShot::Reply("$1\n".into()))
         });
         let (_engine, client) = replayed(&fake, Transcript::parse(fixtures::SESSION_KILLED)).await;
         let lines = recorded_lines(fixtures::SESSION_KILLED);
@@ -556,4 +549,10 @@ async fn detaching_writes_an_empty_line_and_the_client_ends() {
         );
     })
     .await;
+}
+
+/// How many of the engine's clients are departing, as its transport counts.
+fn departing(engine: &Engine) -> usize {
+    let transport = &engine.shared.transport;
+    transport.departures().map_or(0, |d| d.count())
 }

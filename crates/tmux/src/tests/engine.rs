@@ -12,7 +12,7 @@ use super::*;
 use crate::client::SETTLE;
 use crate::engine::STARTED_MARK;
 use crate::error::Error;
-use crate::transport::Ran;
+use crate::transport::OneShot;
 use crate::{Input, NewSession};
 
 fn typed(text: &str) -> Input {
@@ -69,13 +69,7 @@ async fn connecting_attaches_a_client_to_every_session_and_changes_nothing() {
 async fn a_recorded_attach_connects_the_engine() {
     bounded(async {
         let fake = Fake::local();
-        fake.on_run(|args| {
-            (args[0] == "list-sessions").then(|| Ran {
-                success: true,
-                stdout: "$0\n".into(),
-                stderr: String::new(),
-            })
-        });
+        fake.on_run(|args| (args[0] == "list-sessions").then(|| OneShot::Reply("$0\n".into())));
         fake.replay_next(Transcript::parse(fixtures::ATTACH).loose());
         let engine = connect(&fake).await;
         assert_eq!(engine.epoch(), 31046, "the pid tmux 3.3a printed");
@@ -291,7 +285,7 @@ async fn departing_client(fake: &Fake) -> Engine {
     fake.kill_session(1);
     settle().await;
     assert!(fake.conn(1, |c| c.exited && c.is_open()));
-    assert_eq!(*engine.shared.departing.borrow(), 1);
+    assert_eq!(departing(&engine), 1);
     engine
 }
 
@@ -320,7 +314,7 @@ async fn a_new_client_waits_until_departing_clients_are_gone() {
             "connected as soon as it was gone"
         );
         assert_eq!(created.session, SessionId(2));
-        assert_eq!(*engine.shared.departing.borrow(), 0);
+        assert_eq!(departing(&engine), 0);
     })
     .await;
 }
@@ -376,4 +370,52 @@ async fn a_call_pending_when_its_session_ends_names_the_session() {
 /// guard that refuses a held pane on its line).
 fn runs_send_keys(line: &[u8]) -> bool {
     line.starts_with(b"send-keys") || line.windows(12).any(|w| w == b" ; send-keys")
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_engine_for_an_existing_server_never_starts_one() {
+    bounded(async {
+        let fake = Fake::local();
+        let refused = Engine::connect_existing_with(config(), fake.transport()).await;
+        match refused {
+            Err(Error::Connect { reason, .. }) => {
+                assert_eq!(reason, "no tmux server is running there");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        assert!(!fake.running(), "no server was started");
+        assert_eq!(fake.opened(), 0);
+        assert_eq!(fake.runs().len(), 1, "asked once, without retrying");
+        let fake = Fake::local().with_session("theirs");
+        let engine = Engine::connect_existing_with(config(), fake.transport())
+            .await
+            .expect("attaches to the running server");
+        assert_eq!(fake.conn(0, |c| c.args[0].clone()), "attach-session");
+        assert!(fake.sent("set-option").is_empty(), "nothing marked as ours");
+        assert_eq!(engine.epoch(), 1000);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_local_host_is_the_engine_already_connected() {
+    bounded(async {
+        let fake = Fake::local().with_session("main");
+        let engine = connect(&fake).await;
+        let options = crate::HostOptions::default();
+        let hosts = crate::Hosts::new(config(), &[], &options)
+            .unwrap()
+            .with_local(engine.clone());
+        let local = hosts.engine(crate::LOCAL).await.unwrap();
+        assert!(std::sync::Arc::ptr_eq(&local.shared, &engine.shared));
+        assert!(hosts.connected(crate::LOCAL).is_some());
+        assert_eq!(fake.opened(), 1, "no second engine connected");
+    })
+    .await;
+}
+
+/// How many of the engine's clients are departing, as its transport counts.
+fn departing(engine: &Engine) -> usize {
+    let transport = &engine.shared.transport;
+    transport.departures().map_or(0, |d| d.count())
 }

@@ -10,6 +10,7 @@ mod fake;
 mod batch;
 mod channel;
 mod client;
+mod connection;
 mod engine;
 mod ops;
 mod wait;

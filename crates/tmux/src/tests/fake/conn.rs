@@ -10,7 +10,7 @@ use super::line::{Cmd, escape_output, parse_cmd};
 use super::model::{self, Effect, Exec, Server, To};
 use super::replay::Transcript;
 use super::{Act, Hook, Response, RunHook};
-use crate::transport::Ran;
+use crate::transport::OneShot;
 
 pub(super) enum Out {
     Bytes(Vec<u8>),
@@ -392,20 +392,15 @@ impl State {
     pub(super) fn run(
         &mut self,
         args: &[String],
-    ) -> std::result::Result<Ran, oneshot::Receiver<bool>> {
+    ) -> std::result::Result<OneShot, oneshot::Receiver<bool>> {
         if let Some(ran) = self.run_hooks.iter_mut().find_map(|hook| hook(args)) {
             return Ok(ran);
         }
-        let failed = |stderr: String| Ran {
-            success: false,
-            stdout: String::new(),
-            stderr,
-        };
         let Some(server) = self.server.as_ref() else {
-            return Ok(failed(no_server()));
+            return Ok(OneShot::NoServer);
         };
         let cmd = parse_cmd(args);
-        let stdout = match cmd.name.as_str() {
+        let printed = match cmd.name.as_str() {
             "list-sessions" => {
                 let format = cmd.opt('F').unwrap_or("#{session_name}");
                 let ids = server.sessions.keys();
@@ -431,13 +426,12 @@ impl State {
                 }
                 String::new()
             }
-            other => return Ok(failed(format!("unknown command: {other}"))),
+            other => {
+                let why = format!("unknown command: {other}");
+                return Ok(OneShot::Refused { why });
+            }
         };
-        Ok(Ran {
-            success: true,
-            stdout,
-            stderr: String::new(),
-        })
+        Ok(OneShot::Reply(printed))
     }
 }
 

@@ -34,7 +34,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::error::Result;
-use crate::transport::{BoxFuture, Far, Pipe, Ran, Transport};
+use crate::transport::{BoxFuture, Departures, OneShot, Pipe, PipeProcess, Transport};
 use conn::{Conn, State};
 use line::{Cmd, parse_cmd, split_line};
 use model::Server;
@@ -85,12 +85,14 @@ impl Response {
 }
 
 pub(crate) type Hook = Box<dyn FnMut(&Cmd) -> Option<Response> + Send>;
-pub(crate) type RunHook = Box<dyn FnMut(&[String]) -> Option<Ran> + Send>;
+pub(crate) type RunHook = Box<dyn FnMut(&[String]) -> Option<OneShot> + Send>;
 
 struct Inner {
     /// A std `Mutex`: held for bookkeeping only, never across an `.await`.
     state: Mutex<State>,
     local: bool,
+    /// Counted as the real transports count them.
+    departures: Departures,
 }
 
 /// The fake tmux; cheap to clone, every clone is the same server.
@@ -108,6 +110,7 @@ impl Fake {
         Fake(Arc::new(Inner {
             state: Mutex::new(State::new()),
             local,
+            departures: Departures::default(),
         }))
     }
 
@@ -152,7 +155,7 @@ impl Fake {
     }
 
     /// Answers one-shot commands the hook picks.
-    pub(crate) fn on_run(&self, hook: impl FnMut(&[String]) -> Option<Ran> + Send + 'static) {
+    pub(crate) fn on_run(&self, hook: impl FnMut(&[String]) -> Option<OneShot> + Send + 'static) {
         self.lock().run_hooks.push(Box::new(hook));
     }
 
@@ -364,7 +367,7 @@ struct FakeEnd {
     diagnostics: String,
 }
 
-impl Far for FakeEnd {
+impl PipeProcess for FakeEnd {
     fn diagnostics(&mut self) -> BoxFuture<'_, String> {
         let said = self.diagnostics.clone();
         Box::pin(async move { said })
@@ -431,19 +434,24 @@ impl Transport for Fake {
                 }
             }
             drop(state);
-            Ok(Pipe {
+            let pipe = Pipe {
                 reader: Box::pin(client_reads),
                 writer: Box::pin(client_writes),
-                end: Box::new(FakeEnd {
+                process: Box::new(FakeEnd {
                     fake: self.clone(),
                     conn,
                     diagnostics,
                 }),
-            })
+            };
+            Ok(self.0.departures.track(pipe))
         })
     }
 
-    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<Ran>> {
+    fn departures(&self) -> Option<&Departures> {
+        Some(&self.0.departures)
+    }
+
+    fn run(&self, args: Vec<OsString>) -> BoxFuture<'_, Result<OneShot>> {
         Box::pin(async move {
             let args: Vec<String> = args
                 .iter()
@@ -457,16 +465,13 @@ impl Transport for Fake {
                 state.run(&args)
             };
             let woken = match answer {
-                Ok(ran) => return Ok(ran),
+                Ok(ended) => return Ok(ended),
                 Err(waiter) => waiter.await.unwrap_or(false),
             };
-            Ok(Ran {
-                success: woken,
-                stdout: String::new(),
-                stderr: if woken {
-                    String::new()
-                } else {
-                    "server exited unexpectedly".into()
+            Ok(match woken {
+                true => OneShot::Reply(String::new()),
+                false => OneShot::Refused {
+                    why: "server exited unexpectedly".into(),
                 },
             })
         })
