@@ -720,8 +720,11 @@ impl ClientTask {
             Notification::WindowClose { .. }
             | Notification::UnlinkedWindowClose { .. }
             | Notification::WindowAdd { .. }
-            | Notification::PaneModeChanged { .. }
-            | Notification::LayoutChange { .. } => self.shared.mark_panes_changed(),
+            | Notification::PaneModeChanged { .. } => self.shared.mark_panes_changed(),
+            Notification::LayoutChange { visible_layout, .. } => {
+                self.shared.panes.resized(self.id, &visible_layout);
+                self.shared.mark_panes_changed();
+            }
             _ => {}
         }
     }

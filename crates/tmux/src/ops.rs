@@ -293,6 +293,8 @@ tmux_format! {
         window_index: u32 = "window_index",
         session_name: String = "session_name",
         window_name: String = "window_name",
+        width: u16 = "pane_width",
+        height: u16 = "pane_height",
     }
 }
 
@@ -381,6 +383,9 @@ impl Engine {
             PaneScope::Window(t) => e.not_found_as("window", t, SCOPE_HINT),
         })?;
         let rows = PaneRow::parse_all("list-panes", &reply)?;
+        for row in &rows {
+            self.shared.panes.learn_size(row.id, row.width, row.height);
+        }
         Ok(rows.into_iter().map(PaneInfo::from).collect())
     }
 
@@ -420,7 +425,7 @@ impl Engine {
             args.extend(["--".into(), command.into()]);
         }
         let first = self.spawn_session(args).await?;
-        let (made, _) = created(&first.text())?;
+        let (made, _) = self.created(&first.text())?;
         if let Some(name) = name.filter(|name| name.as_str() != made.session_name) {
             self.kill_session(&made.session.to_string()).await?;
             return Err(renamed(
@@ -460,7 +465,7 @@ impl Engine {
                 "call list_sessions to see the sessions",
             )
         })?;
-        let (made, stored) = created(&reply.text())?;
+        let (made, stored) = self.created(&reply.text())?;
         if let Some(name) = name.filter(|name| name.as_str() != stored) {
             self.kill_window(&made.window.to_string()).await?;
             return Err(renamed(NameKind::Window, name.as_str(), &stored));
@@ -496,7 +501,7 @@ impl Engine {
             .command(command)
             .await
             .map_err(|e| not_found_pane(e, &options.target))?;
-        Ok(created(&reply.text())?.0)
+        Ok(self.created(&reply.text())?.0)
     }
 
     /// Kills a session (its id `$1` or exact name), unless termpilot runs in
@@ -920,19 +925,24 @@ fn with_spawn_options(
     command
 }
 
-/// What a create command printed: the new objects, and the window's name
-/// as tmux stored it.
-fn created(text: &str) -> Result<(Created, String)> {
-    let line = text.lines().next().unwrap_or_default();
-    let row = CreatedRow::parse("new", line)?;
-    let made = Created {
-        session: row.session,
-        window: row.window,
-        pane: row.pane,
-        window_index: row.window_index,
-        session_name: row.session_name,
-    };
-    Ok((made, row.window_name))
+impl Engine {
+    /// What a create command printed: the new objects, and the window's
+    /// name as tmux stored it. The new pane's size is its journal's first.
+    fn created(&self, text: &str) -> Result<(Created, String)> {
+        let line = text.lines().next().unwrap_or_default();
+        let row = CreatedRow::parse("new", line)?;
+        self.shared
+            .panes
+            .learn_size(row.pane, row.width, row.height);
+        let made = Created {
+            session: row.session,
+            window: row.window,
+            pane: row.pane,
+            window_index: row.window_index,
+            session_name: row.session_name,
+        };
+        Ok((made, row.window_name))
+    }
 }
 
 /// The error for a name tmux stored differently from how it was given: a

@@ -29,7 +29,7 @@ pub(crate) struct RunCommand;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunCommandParams {
-    /// Pane id ("%3") or target ("work:1.0").
+    /// Pane id (%3) or target.
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
     /// Command line, as typed at the prompt.
@@ -38,7 +38,7 @@ pub struct RunCommandParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+    /// Quiet ms before awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
     /// Default 400.
@@ -181,7 +181,7 @@ pub struct WaitForCommandParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+    /// Quiet ms before awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
     /// Default 400.

@@ -60,7 +60,7 @@ pub(crate) struct SendKeys;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendKeysParams {
-    /// Pane id ("%3") or target ("work:1.0").
+    /// Pane id (%3) or target.
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
     /// Literal text, typed exactly as given.
@@ -69,7 +69,7 @@ pub struct SendKeysParams {
     /// tmux key names pressed after the text.
     #[schemars(length(max = 256))]
     pub keys: Option<Vec<KeyName>>,
-    /// Press Enter at the end (default: when text is given).
+    /// Press Enter at the end.
     pub enter: Option<bool>,
 }
 
@@ -78,7 +78,7 @@ pub struct SendKeysParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendKeysCall {
-    /// Pane id ("%3") or target ("work:1.0").
+    /// Pane id (%3) or target.
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
     /// Literal text, typed exactly as given.
@@ -87,7 +87,7 @@ pub struct SendKeysCall {
     /// tmux key names pressed after the text.
     #[schemars(length(max = 256))]
     pub keys: Option<Vec<KeyName>>,
-    /// Press Enter at the end (default: when text is given).
+    /// Press Enter at the end.
     pub enter: Option<bool>,
     pub wait: Option<InputWait>,
 }
@@ -195,7 +195,7 @@ pub(crate) struct PasteText;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PasteTextParams {
-    /// Pane id ("%3") or target ("work:1.0").
+    /// Pane id (%3) or target.
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
     /// Text to paste, exactly as given.
@@ -215,7 +215,7 @@ pub struct PasteTextParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PasteTextCall {
-    /// Pane id ("%3") or target ("work:1.0").
+    /// Pane id (%3) or target.
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
     /// Text to paste, exactly as given.

@@ -5,6 +5,7 @@
 pub(crate) mod batch;
 pub(crate) mod capture;
 pub(crate) mod commands;
+pub(crate) mod export_recording;
 pub(crate) mod input;
 pub(crate) mod lifecycle;
 pub(crate) mod picture;

@@ -33,7 +33,7 @@ pub(crate) struct TypeSecret;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TypeSecretParams {
-    /// Pane id ("%3") or target ("work:1.0").
+    /// Pane id (%3) or target.
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
     /// A configured secret's name, or a short name of what is asked (the person types it).

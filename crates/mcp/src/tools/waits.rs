@@ -56,7 +56,7 @@ impl OneOrMany {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForTextParams {
-    /// Pane id ("%3") or target ("work:1.0").
+    /// Pane id (%3) or target.
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
     /// Text, or a list of alternatives; matched within one line.
@@ -78,7 +78,7 @@ pub struct WaitForTextParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+    /// Quiet ms before awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
     /// Budget of the returned tail (default 300).
@@ -237,7 +237,7 @@ pub(crate) struct WaitForIdle;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForIdleParams {
-    /// Pane id ("%3") or target ("work:1.0").
+    /// Pane id (%3) or target.
     #[schemars(length(min = 1, max = 256))]
     pub pane: String,
     /// Milliseconds of silence (default 500).
@@ -246,7 +246,7 @@ pub struct WaitForIdleParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+    /// Quiet ms before awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
 }
