@@ -145,11 +145,16 @@ async fn flood(
     })
 }
 
-/// How long until the file at `path` contains `text`.
+/// How long until the file at `path` holds `text` followed by a digit (the
+/// result line; the echoed command line has `text` then `$((`).
 async fn file_holds(path: &Path, text: &str) -> anyhow::Result<Duration> {
     let started = Instant::now();
+    let result = |cast: &str| {
+        cast.match_indices(text)
+            .any(|(at, _)| cast[at + text.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    };
     while started.elapsed() < FILE_TIMEOUT {
-        if std::fs::read_to_string(path).is_ok_and(|cast| cast.contains(text)) {
+        if std::fs::read_to_string(path).is_ok_and(|cast| result(&cast)) {
             return Ok(started.elapsed());
         }
         tokio::time::sleep(POLL).await;
