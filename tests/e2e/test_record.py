@@ -137,7 +137,8 @@ def test_a_session_with_a_command_a_secret_and_a_full_screen_program_replays(tp:
     """run_command, a hidden prompt answered with type_secret, and vi opened
     and quit: the recording parses as v3, replays to the screen, has a marker
     for each of those calls and the secret only by its name. A recording
-    from a cursor holds only what came after it."""
+    from a cursor holds only what came after it, one up to it only what came
+    before."""
 
     async def body(client: Any) -> None:
         pane = await secret_pane(client, "whole")
@@ -182,6 +183,18 @@ def test_a_session_with_a_command_a_secret_and_a_full_screen_program_replays(tp:
         assert not any("RUN-42" in m or m.startswith("type_secret ") for m in markers), markers
         assert any(m.startswith('send_keys text="vi -u NONE"') for m in markers), markers
         assert any("AFTER-VI" in m for m in markers), markers
+        # Up to that cursor: the earlier output and calls, nothing of vi.
+        text, _ = await export(client, pane, until=before_vi)
+        _, events = parse_v3(text)
+        output = "".join(data for _, code, data in events if code == "o")
+        assert "RUN-42" in output and "got 17" in output, output
+        assert "AFTER-VI" not in output and "\x1b[?1049h" not in output, output
+        markers = [data for _, code, data in events if code == "m"]
+        assert any(m.startswith("type_secret ") for m in markers), markers
+        # (The call that returned the cursor may be in or not: its marker is
+        # noted when it returns, which races the echo of what it typed.)
+        assert not any("AFTER-VI" in m or ":q!" in m for m in markers), markers
+        assert events[-1][1] != "x", events
 
     tp.run(body, env=SECRET_ENV, extra_args=SECRET_ARGS)
 
