@@ -1,6 +1,6 @@
 """End-to-end tests of showing what happened (issue 23): capture_pane's
-pictures of a screen and recordings of a pane, over stdio with the official
-MCP Python SDK.
+pictures of a screen, over stdio with the official MCP Python SDK (the
+recordings are test_record's).
 
 The PNG is decoded here with the standard library only (zlib and the five
 PNG row filters), so the test checks the pixels the server sent, not what
@@ -10,17 +10,13 @@ some image library makes of them.
 from __future__ import annotations
 
 import base64
-import json
 import re
 import struct
-import subprocess
 import zlib
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-import pyte
-from conftest import Termpilot, poll, text_of
+from conftest import Termpilot, text_of
 from test_waits import BASH_ENV, PROMPT, TMUX_CONFIG, WaitClient, at_prompt, bash_pane, run, send, wait_text
 
 # The palette the pictures use (xterm's), and their default colours.
@@ -210,116 +206,5 @@ def test_a_picture_refuses_scrollback_and_a_batch_refuses_pictures(tp: Termpilot
             "run_batch", {"steps": [{"op": "capture_pane", "pane": pane, "format": "svg"}]}
         )
         assert result.is_error and "capture_pane for a picture" in text_of(result), text_of(result)
-
-    tp.run(body, env=BASH_ENV, extra_args=["--tmux-config", TMUX_CONFIG])
-
-
-def cast_of(result: types.CallToolResult) -> tuple[str, Path]:
-    """The recording a `cast` capture links to: its text and path."""
-    link = result.content[-1]
-    assert isinstance(link, types.ResourceLink), result.content
-    assert link.mime_type == "application/x-asciicast", link
-    path = Path(str(link.uri).removeprefix("file://"))
-    assert path.name.endswith(".cast") and path.is_file(), path
-    return path.read_text(encoding="utf-8"), path
-
-
-def parse_v3(text: str) -> tuple[dict[str, Any], list[tuple[float, str, str]]]:
-    """The header and events of an asciicast v3 file, checked line by line."""
-    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
-    header = json.loads(lines[0])
-    assert header["version"] == 3 and header["term"]["cols"] > 0 and header["term"]["rows"] > 0, header
-    events = []
-    for line in lines[1:]:
-        interval, code, data = json.loads(line)
-        assert isinstance(interval, (int, float)) and interval >= 0, line
-        assert code in {"o", "i", "m", "r", "x"} and isinstance(data, str), line
-        events.append((float(interval), code, data))
-    return header, events
-
-
-def test_a_recording_is_v3_hides_wrappers_and_secrets_and_replays_to_the_screen(tp: Termpilot) -> None:
-    """capture_pane {"format": "cast"} writes the pane's output as asciicast
-    v3; replayed through a terminal emulator (pyte) it ends on the screen
-    capture_pane shows."""
-
-    async def body(client: Any) -> None:
-        pane = await secret_pane(client, "cast")
-        # A screen cleared and drawn at places (pyte has no alternate screen).
-        await run(client, pane, r'printf "\e[H\e[2J\e[1;5Hdrawn\e[2;1H"; echo back')
-        await run(client, pane, r'printf "\e[32mgreen\e[0m\n"; sleep 0.3; echo later')
-        await run(client, pane, r'printf "%s\n" "$TP_E2E_PW"')
-        await at_prompt(client, pane)
-        result = await client.call("capture_pane", {"pane": pane, "format": "cast"})
-        assert not result.is_error, text_of(result)
-        assert result.content[0].text.startswith(f"Recording of {pane} ("), result.content[0].text
-        text, path = cast_of(result)
-        header, events = parse_v3(text)
-        output = "".join(data for _, code, data in events if code == "o")
-        assert "green" in output and "later" in output and "back" in output
-        assert SECRET_VALUE not in text and "[secret pw]" in output
-        assert "__termpilot" not in output and "printf '\\033]7770" not in output, output
-        # A marker and the typed line for each run_command.
-        markers = [data for _, code, data in events if code == "m" and data.startswith("run_command ")]
-        typed = [data for _, code, data in events if code == "i"]
-        assert len(markers) == 3 and all(re.search(r"\(call \d+\)$", m) for m in markers), markers
-        assert typed[1] == 'printf "\\e[32mgreen\\e[0m\\n"; sleep 0.3; echo later\r', typed
-        # The sleep shows as time between the output before it and after.
-        assert sum(interval for interval, _, _ in events) >= 0.3, events
-        screen = pyte.Screen(header["term"]["cols"], header["term"]["rows"])
-        pyte.ByteStream(screen).feed(output.encode())
-        replayed = [line.rstrip() for line in screen.display]
-        while replayed and not replayed[-1]:
-            replayed.pop()
-        assert replayed == (await client.capture(pane)).split("\n"), (replayed, path)
-
-    tp.run(
-        body,
-        env=BASH_ENV | {"TP_E2E_PW": SECRET_VALUE},
-        extra_args=["--tmux-config", TMUX_CONFIG, "--secret", "pw=env:TP_E2E_PW"],
-    )
-
-
-def test_a_recording_ends_with_the_exit_status_of_a_program_that_ended(tp: Termpilot) -> None:
-    async def body(client: Any) -> None:
-        subprocess.run(
-            ["tmux", "-L", tp.socket, "set-option", "-g", "remain-on-exit", "on"], check=True, timeout=5
-        )
-        # tmux 3.3a now and then marks such a pane dead with no exit status
-        # (and none of its output) at all; the recording can only say what
-        # tmux knows, so the program runs again (at most 3 times) until tmux
-        # has its status.
-        pane = ""
-        for attempt in range(3):
-            created = await client.ok(
-                "create_session", {"name": f"ends{attempt}", "command": "echo bye; sleep 0.2; exit 3"}
-            )
-            pane = created["pane"]
-
-            async def dead() -> bool:
-                return bool((await client.pane(pane) or {}).get("dead"))
-
-            await poll(dead, 10.0, f"{pane}'s program to end")
-            status = subprocess.run(
-                ["tmux", "-L", tp.socket, "display-message", "-p", "-t", pane, "#{pane_dead_status}"],
-                capture_output=True,
-                text=True,
-                timeout=5,
-            ).stdout.strip()
-            if status:
-                break
-        assert status == "3", f"tmux never had the exit status of {pane}"
-        events: list[tuple[float, str, str]] = []
-
-        async def ended() -> bool:
-            nonlocal events
-            result = await client.call("capture_pane", {"pane": pane, "format": "cast"})
-            assert not result.is_error, text_of(result)
-            _, events = parse_v3(cast_of(result)[0])
-            return events[-1][1] == "x"
-
-        await poll(ended, 5.0, "the exit status in the recording")
-        assert events[-1][1:] == ("x", "3"), events
-        assert "bye" in "".join(data for _, code, data in events if code == "o"), events
 
     tp.run(body, env=BASH_ENV, extra_args=["--tmux-config", TMUX_CONFIG])

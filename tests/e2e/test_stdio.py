@@ -34,6 +34,7 @@ READ_ONLY = {
     "capture_pane",
     "capture_since",
     "read_output",
+    "export_recording",
     "wait_for_text",
     "wait_for_idle",
     "wait_for_channel",

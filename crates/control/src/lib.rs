@@ -14,6 +14,7 @@
 //! - [`PaneTarget`], [`WindowTarget`] and [`SessionTarget`] (in [`target`]) accept only
 //!   targets that name one thing outright, and [`Name`] (in [`name`]) only names tmux
 //!   stores unchanged; [`escape_format`] keeps caller text out of tmux's formats.
+//! - [`pane_sizes`] (in [`layout`]) reads the pane sizes of a `%layout-change`.
 //!
 //! Everything is bytes in, values out, so the engine that owns the tmux process can
 //! be tested without tmux, and the parser can be fuzzed.
@@ -38,6 +39,7 @@ pub mod command;
 pub mod event;
 mod guard;
 pub mod ids;
+pub mod layout;
 pub mod name;
 mod notification;
 pub mod output;
@@ -47,6 +49,7 @@ pub mod target;
 pub use command::{Command, CommandError, quote, unquote};
 pub use event::{Event, Notification, Reply};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
+pub use layout::{PaneSize, pane_sizes};
 pub use name::{Name, NameError, NameKind, escape_format};
 pub use parser::Parser;
 pub use target::{

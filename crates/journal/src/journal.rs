@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::clean::{Cleaner, State};
 use crate::gap::{Gap, GapReason};
+use crate::size::{Resize, Sizes, SizesBetween};
 
 /// Longest byte slice [`Journal::pieces`] yields, so that a consumer that can stop early
 /// (a scanner that found its match) never processes much more than it needs.
@@ -72,6 +73,8 @@ pub struct Journal {
     cleaner: Cleaner,
     /// When the latest [`Arrival`] was recorded.
     last_arrival: Option<Instant>,
+    /// The pane's size along the output, for recordings.
+    sizes: Sizes,
 }
 
 /// A run of consecutive offsets: bytes, then at most one gap, which closes the chunk.
@@ -139,6 +142,7 @@ impl Journal {
             chunk_len,
             cleaner: Cleaner::new(),
             last_arrival: None,
+            sizes: Sizes::default(),
         }
     }
 
@@ -202,6 +206,49 @@ impl Journal {
         self.evict();
     }
 
+    /// The pane was resized to `cols` × `rows` at `at`, after the output
+    /// appended so far (tmux said so). Output appended later is cut from
+    /// the output before it (see [`timed_output`](Self::timed_output)), so
+    /// that a recording can put the resize between the two. A size the pane
+    /// already had changes nothing.
+    pub fn resize(&mut self, cols: u16, rows: u16, at: Instant) {
+        let offset = self.end;
+        if !self.sizes.changed(Resize {
+            offset,
+            at,
+            cols,
+            rows,
+        }) || self.last_arrival.is_some_and(|last| last > at)
+        {
+            return;
+        }
+        let open = self
+            .chunks
+            .back_mut()
+            .expect("a journal always has a chunk");
+        let arrivals = Arc::make_mut(&mut open.arrivals);
+        arrivals.retain(|a| a.offset != offset);
+        arrivals.push(Arrival { offset, at });
+        self.last_arrival = Some(at);
+    }
+
+    /// The pane's size is `cols` × `rows`, learned at `at` without a change
+    /// being seen: kept as the size so far when none is known yet.
+    pub fn learn_size(&mut self, cols: u16, rows: u16, at: Instant) {
+        self.sizes.learned(Resize {
+            offset: self.end,
+            at,
+            cols,
+            rows,
+        });
+    }
+
+    /// The pane's size at offset `from` and its changes up to `to`; `None`
+    /// when no size is known.
+    pub fn sizes(&self, from: u64, to: u64) -> Option<SizesBetween> {
+        self.sizes.between(from.max(self.start()), to)
+    }
+
     /// The offset after the last byte (or gap) ever appended.
     pub fn end(&self) -> u64 {
         self.end
@@ -228,6 +275,7 @@ impl Journal {
             chunk_len: self.chunk_len,
             cleaner: self.cleaner.clone(),
             last_arrival: self.last_arrival,
+            sizes: self.sizes.clone(),
         }
     }
 
@@ -400,6 +448,7 @@ impl Journal {
         while self.chunks.len() >= 2 && self.end - self.start() > max {
             self.chunks.pop_front();
         }
+        self.sizes.forget_before(self.start());
     }
 }
 
@@ -545,6 +594,33 @@ mod tests {
         let timed = small.timed_output(0, small.end());
         assert_eq!(timed.last(), Some(&(ms(10), b"y".to_vec())));
         assert!(timed.iter().all(|(at, _)| *at == ms(10)), "{timed:?}");
+    }
+
+    #[test]
+    fn a_resize_cuts_the_output_and_is_kept_where_it_happened() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_micros(n);
+        let mut j = journal(64);
+        j.learn_size(80, 24, ms(0));
+        j.append_at(b"ab", ms(0));
+        // Output after a resize within a millisecond is cut from the output
+        // before it all the same, and takes the resize's time.
+        j.resize(100, 30, ms(200));
+        j.append_at(b"cd", ms(400));
+        j.resize(100, 30, ms(600));
+        assert_eq!(
+            j.timed_output(0, j.end()),
+            [(ms(0), b"ab".to_vec()), (ms(200), b"cd".to_vec())]
+        );
+        let sizes = j.sizes(0, j.end()).unwrap();
+        assert_eq!(sizes.initial, (80, 24));
+        let changes: Vec<(u64, Instant, u16, u16)> = sizes
+            .changes
+            .iter()
+            .map(|r| (r.offset, r.at, r.cols, r.rows))
+            .collect();
+        assert_eq!(changes, [(2, ms(200), 100, 30)]);
+        assert_eq!(j.sizes(2, 4).unwrap().initial, (100, 30));
     }
 
     #[test]

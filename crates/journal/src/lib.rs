@@ -39,6 +39,7 @@
 //! - `lines`: [`Journal::lines`], the cleaned line view.
 //! - [`redact`]: the one [`Redactor`] every text leaving the engine passes, and that
 //!   waits match over (a [`Scanner`] given a [`Redaction`] never sees a secret).
+//! - `size`: [`Journal::resize`] and [`Journal::sizes`], the pane's size along its output.
 //! - `cursor`: the string form of a position handed to callers; `gap`: dropped output.
 #![deny(missing_docs)]
 
@@ -53,6 +54,7 @@ pub mod redact;
 mod replay;
 mod row;
 mod scan;
+mod size;
 
 pub use clean::clean_text;
 pub use cursor::Cursor;
@@ -63,3 +65,4 @@ pub use lines::{Line, LineView};
 pub use pattern::{Needle, Pattern};
 pub use redact::{Redaction, Redactor};
 pub use scan::{Match, Scan, Scanner};
+pub use size::{Resize, SizesBetween};

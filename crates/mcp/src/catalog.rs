@@ -20,7 +20,8 @@ use crate::schema::{input, output};
 use crate::scope::Scope;
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::tools::{
-    batch, capture, commands, input as typing, lifecycle, run_batch, secrets, sessions, waits,
+    batch, capture, commands, export_recording, input as typing, lifecycle, run_batch, secrets,
+    sessions, waits,
 };
 use crate::toolset::{Toolset, Toolsets};
 use crate::validate::parse;
@@ -182,6 +183,7 @@ pub(crate) const SPECS: &[Spec] = &[
     spec::<capture::CapturePane>(),
     spec::<capture::CaptureSince>(),
     spec::<capture::ReadOutput>(),
+    spec::<export_recording::ExportRecording>(),
     spec::<waits::WaitForText>(),
     spec::<waits::WaitForIdle>(),
     spec::<waits::WaitForChannel>(),

@@ -1,8 +1,7 @@
 //! `termpilot serve --record DIR`: every pane's recording written to
 //! `DIR/<session>-<pane>.cast` while the server runs.
 //!
-//! The file is the pane's recording as `capture_pane {"format": "cast"}`
-//! makes it (wrappers hidden, secrets redacted, a marker per tool call),
+//! The file is the pane's recording as `export_recording` makes it (wrappers hidden, secrets redacted, a marker per tool call),
 //! rewritten whole (to a temporary file, then renamed over the old one, so a
 //! reader never sees half a file) when the pane printed or a call touched
 //! it. A rewrite costs time in proportion to the journal, so after one that
@@ -19,7 +18,7 @@ use termpilot_tmux::{PaneInfo, PaneScope};
 
 use crate::address::{Host, Pane};
 use crate::server::TermpilotServer;
-use crate::tools::recording::recording;
+use crate::tools::recording::{Span, recording};
 
 /// How often the panes are looked at.
 const TICK: Duration = Duration::from_secs(1);
@@ -101,7 +100,7 @@ async fn record(server: TermpilotServer, options: RecordOptions) {
 /// `<session>-<pane>.cast`, the pane's number without its `%`, and any
 /// character of the session's name that does not belong in a file name
 /// written `_`.
-fn file_name(session: &str, pane: u32) -> String {
+pub(crate) fn file_name(session: &str, pane: u32) -> String {
     let session: String = session
         .chars()
         .map(|c| match c.is_alphanumeric() || "-_.".contains(c) {
@@ -124,7 +123,7 @@ async fn write(
         engine: server.engine.clone(),
         id: info.id,
     };
-    let recorded = recording(server, &pane)
+    let recorded = recording(server, &pane, Span::default())
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     let text = bounded(&recorded.text, max_bytes);

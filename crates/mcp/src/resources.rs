@@ -2,9 +2,10 @@
 //! `capture_pane` shows it), `.../screen.png` (its picture) and
 //! `.../recording.cast` (its asciicast recording).
 //!
-//! A read is a `capture_pane` call by another name: the same code, the same
-//! scope (a pane outside it is not found), the same redaction, and a line in
-//! the audit log under the tool's name. Reading needs no toolset beyond
+//! A read is a `capture_pane` call (the recording: an `export_recording`
+//! one, without the file) by another name: the same code, the same scope (a
+//! pane outside it is not found), the same redaction, and a line in the
+//! audit log under the tool's name. Reading needs no toolset beyond
 //! read-only.
 //!
 //! Subscriptions tell a client when a pane printed, so that it reads the
@@ -173,7 +174,8 @@ pub(crate) async fn list(server: &TermpilotServer) -> Result<ListResourcesResult
     Ok(ListResourcesResult::with_all_items(resources))
 }
 
-/// Reads a resource, as `capture_pane` would: scope, redaction, audit.
+/// Reads a resource, as `capture_pane` (or `export_recording`) would:
+/// scope, redaction, audit.
 pub(crate) async fn read(
     server: &TermpilotServer,
     uri: &str,
@@ -181,14 +183,17 @@ pub(crate) async fn read(
 ) -> Result<Vec<ResourceContents>, McpError> {
     let address = parse(uri)?;
     let mut arguments = json!({"pane": address.pane});
-    match address.view {
-        View::Screen => {}
-        View::Png => arguments["format"] = json!("png"),
-        View::Cast => arguments["format"] = json!("cast"),
-    }
+    let tool = match address.view {
+        View::Screen => "capture_pane",
+        View::Png => {
+            arguments["format"] = json!("png");
+            "capture_pane"
+        }
+        View::Cast => "export_recording",
+    };
     let audit = server
         .oversight
-        .begin_admitted("capture_pane", &arguments, context)
+        .begin_admitted(tool, &arguments, context)
         .map_err(|problem| {
             McpError::invalid_request(
                 format!("refused: {problem}, and this server runs with --audit-required"),
@@ -243,7 +248,8 @@ async fn shown(
         }
         View::Cast => {
             let pane = pane(server, &address.pane).await?;
-            let recorded = crate::tools::recording::recording(server, &pane).await?;
+            let span = crate::tools::recording::Span::default();
+            let recorded = crate::tools::recording::recording(server, &pane, span).await?;
             let entry = json!({
                 "pane": pane.to_string(),
                 "output_events": recorded.outputs,

@@ -96,7 +96,7 @@ fn all_tools() -> Vec<rmcp::model::Tool> {
 #[test]
 fn every_schema_is_portable() {
     let tools = all_tools();
-    assert_eq!(tools.len(), 22, "every tool is walked");
+    assert_eq!(tools.len(), 23, "every tool is walked");
     let mut problems = Vec::new();
     for tool in &tools {
         let input = Value::Object(tool.input_schema.as_ref().clone());

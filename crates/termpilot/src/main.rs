@@ -47,7 +47,7 @@ enum Commands {
     Status(admin::StatusArgs),
     /// End termpilot's tmux server and its sessions (they outlive `serve` on purpose).
     Stop(admin::StopArgs),
-    /// Play a recording (capture_pane's `cast` format) in this terminal.
+    /// Play a recording (export_recording or serve --record writes them) in this terminal.
     Replay(replay::ReplayArgs),
 }
 

@@ -1,6 +1,6 @@
 //! `termpilot replay FILE`: plays a recording (asciicast v3, as
-//! `capture_pane {"format": "cast"}` writes them) in this terminal, at its
-//! own pace, long pauses shortened.
+//! `export_recording` and `serve --record` write them) in this terminal, at
+//! its own pace, long pauses shortened.
 
 use std::io::Write;
 use std::path::PathBuf;

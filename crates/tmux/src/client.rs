@@ -49,6 +49,9 @@ pub(crate) trait Listener: Send + Sync + 'static {
     fn sessions_changed(&self);
     /// tmux said windows or panes changed.
     fn panes_changed(&self);
+    /// tmux said a window's layout (`visible_layout`, as client `client`
+    /// sees it) changed: its panes' sizes, for recordings.
+    fn resized(&self, client: ClientId, visible_layout: &str);
     /// A session client's output comes late: replies wait behind it.
     fn falling_behind(&self);
     /// tmux moved session client `client` to another session: it leaves.
@@ -426,8 +429,11 @@ impl ClientTask {
             Notification::WindowClose { .. }
             | Notification::UnlinkedWindowClose { .. }
             | Notification::WindowAdd { .. }
-            | Notification::PaneModeChanged { .. }
-            | Notification::LayoutChange { .. } => self.listener.panes_changed(),
+            | Notification::PaneModeChanged { .. } => self.listener.panes_changed(),
+            Notification::LayoutChange { visible_layout, .. } => {
+                self.listener.resized(self.id, &visible_layout);
+                self.listener.panes_changed();
+            }
             _ => {}
         }
     }

@@ -185,6 +185,10 @@ impl client::Listener for Shared {
         self.mark_panes_changed();
     }
 
+    fn resized(&self, client: ClientId, visible_layout: &str) {
+        self.panes.resized(client, visible_layout);
+    }
+
     fn falling_behind(&self) {
         self.want_quiet();
     }

@@ -272,6 +272,8 @@ tmux_format! {
         window_index: u32 = "window_index",
         session_name: String = "session_name",
         window_name: String = "window_name",
+        width: u16 = "pane_width",
+        height: u16 = "pane_height",
     }
 }
 
@@ -359,7 +361,11 @@ impl Engine {
             PaneScope::Session(t) => e.not_found_as(TargetKind::Session, t),
             PaneScope::Window(t) => e.not_found_as(TargetKind::Window, t),
         })?;
-        PaneInfo::parse_all("list-panes", &reply)
+        let rows = PaneInfo::parse_all("list-panes", &reply)?;
+        for row in &rows {
+            self.shared.panes.learn_size(row.id, row.width, row.height);
+        }
+        Ok(rows)
     }
 
     /// Creates a session with a control client attached from its start.
@@ -398,7 +404,7 @@ impl Engine {
             args.extend(["--".into(), command.into()]);
         }
         let first = self.spawn_session(args).await?;
-        let (made, _) = created(&first.text())?;
+        let (made, _) = self.created(&first.text())?;
         if let Some(name) = name.filter(|name| name.as_str() != made.session_name) {
             self.kill_session(&made.session.to_string()).await?;
             return Err(renamed(
@@ -435,7 +441,7 @@ impl Engine {
             .command(command)
             .await
             .map_err(|e| e.not_found_as(TargetKind::NewWindow, &options.target))?;
-        let (made, stored) = created(&reply.text())?;
+        let (made, stored) = self.created(&reply.text())?;
         if let Some(name) = name.filter(|name| name.as_str() != stored) {
             self.kill_window(&made.window.to_string()).await?;
             return Err(renamed(NameKind::Window, name.as_str(), &stored));
@@ -471,7 +477,7 @@ impl Engine {
             .command(command)
             .await
             .map_err(|e| not_found_pane(e, &options.target))?;
-        Ok(created(&reply.text())?.0)
+        Ok(self.created(&reply.text())?.0)
     }
 
     /// Kills a session (its id `$1` or exact name), unless termpilot runs in
@@ -894,19 +900,24 @@ fn with_spawn_options(
     command
 }
 
-/// What a create command printed: the new objects, and the window's name
-/// as tmux stored it.
-fn created(text: &str) -> Result<(Created, String)> {
-    let line = text.lines().next().unwrap_or_default();
-    let row = CreatedRow::parse("new", line)?;
-    let made = Created {
-        session: row.session,
-        window: row.window,
-        pane: row.pane,
-        window_index: row.window_index,
-        session_name: row.session_name,
-    };
-    Ok((made, row.window_name))
+impl Engine {
+    /// What a create command printed: the new objects, and the window's
+    /// name as tmux stored it. The new pane's size is its journal's first.
+    fn created(&self, text: &str) -> Result<(Created, String)> {
+        let line = text.lines().next().unwrap_or_default();
+        let row = CreatedRow::parse("new", line)?;
+        self.shared
+            .panes
+            .learn_size(row.pane, row.width, row.height);
+        let made = Created {
+            session: row.session,
+            window: row.window,
+            pane: row.pane,
+            window_index: row.window_index,
+            session_name: row.session_name,
+        };
+        Ok((made, row.window_name))
+    }
 }
 
 /// The error for a name tmux stored differently from how it was given: a

@@ -149,6 +149,32 @@ impl Panes {
         })
     }
 
+    /// Records the pane sizes of a window's layout (`%layout-change`, read
+    /// by `client` in stream order with the output), for recordings. A pane
+    /// another client owns takes its sizes from that client's stream.
+    pub(crate) fn resized(&self, client: ClientId, layout: &str) {
+        let Some(sizes) = termpilot_control::pane_sizes(layout) else {
+            tracing::debug!(layout, "a layout that does not read");
+            return;
+        };
+        let now = Instant::now();
+        for size in sizes {
+            self.with_state(size.pane, |state| {
+                if state.owner.is_none_or(|owner| owner == client) {
+                    state.journal.resize(size.cols, size.rows, now);
+                }
+            });
+        }
+    }
+
+    /// The pane's size, learned from a listing or a capture: kept if its
+    /// journal knows no size yet (changes come from [`Panes::resized`]).
+    pub(crate) fn learn_size(&self, pane: PaneId, cols: u16, rows: u16) {
+        self.with_state(pane, |state| {
+            state.journal.learn_size(cols, rows, Instant::now());
+        });
+    }
+
     /// Wakes the pane's waiters: its journal grew.
     pub(crate) fn notify(&self, pane: PaneId) {
         let entry = self.pane(pane);

@@ -75,6 +75,9 @@ impl Engine {
             .arg(StyledFacts::FORMAT);
         let (body, facts, cursor) = self.capture_with_facts(pane, capture, facts).await?;
         let facts = StyledFacts::parse_first("display-message", &facts)?;
+        self.shared
+            .panes
+            .learn_size(pane, facts.width, facts.height);
         Ok(StyledCapture {
             pane,
             lines: body.lines.join(&b'\n'),

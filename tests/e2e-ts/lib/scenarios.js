@@ -2,6 +2,7 @@
 // test/. Each test starts its own termpilot and tmux server.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
 import { ALL_TOOLS, PANE_RE, PROMPT, SECRET_NAME, SECRET_VALUE, SHELL_PANE, TEST_TIMEOUT_MS, poll, start, within } from './termpilot.js';
@@ -90,7 +91,7 @@ async function runCommands(tp, pane) {
 }
 
 // run_command stops at a hidden prompt with awaiting_input; type_secret types
-// the configured secret, which no result shows.
+// the configured secret, which no result shows, nor export_recording's file.
 async function typeASecret(tp, pane) {
     const asked = await tp.ok('run_command', {
         pane,
@@ -106,6 +107,17 @@ async function typeASecret(tp, pane) {
     assert.equal(done.exit_code, 0, JSON.stringify(done));
     assert.equal(done.output.split('\n').at(-1), `got-${SECRET_VALUE.length}`, JSON.stringify(done));
     assert.ok(!JSON.stringify(done).includes(SECRET_VALUE), JSON.stringify(done));
+
+    // The pane's recording: asciicast v3, the call that typed the secret
+    // marked, the secret by its name only.
+    const recording = await tp.ok('export_recording', { pane });
+    const cast = readFileSync(recording.path, 'utf8');
+    assert.ok(!cast.includes(SECRET_VALUE), recording.path);
+    const [header, ...events] = cast.trimEnd().split('\n').map((line) => JSON.parse(line));
+    assert.equal(header.version, 3, JSON.stringify(header));
+    assert.ok(events.some(([, code, data]) => code === 'm' && data.startsWith('type_secret ')), cast);
+    assert.ok(events.some(([, code, data]) => code === 'i' && data.startsWith(`[secret ${SECRET_NAME}]`)), cast);
+    assert.ok(events.some(([, code, data]) => code === 'o' && data.includes(`got-${SECRET_VALUE.length}`)), cast);
 }
 
 async function runBatches(tp, pane) {

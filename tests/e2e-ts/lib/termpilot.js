@@ -37,6 +37,7 @@ export const ALL_TOOLS = [
     'capture_pane',
     'capture_since',
     'read_output',
+    'export_recording',
     'wait_for_text',
     'wait_for_idle',
     'wait_for_channel',

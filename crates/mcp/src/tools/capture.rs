@@ -14,7 +14,6 @@ use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, Reply, TermpilotServer};
 use crate::tools::picture::{CaptureFormat, capture_picture};
-use crate::tools::recording::capture_recording;
 use crate::toolset::Toolset;
 
 /// `capture_pane`.
@@ -89,7 +88,7 @@ impl Tool for CapturePane {
     // Following output after input (capture_since, a wait from a cursor) is
     // in the server instructions' "Cursors" rule.
     const DESCRIPTION: &'static str =
-        "A pane's screen; `scrollback` adds history; `format`: image or recording.";
+        "A pane's screen; `scrollback` adds history; `format` an image.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = CapturePaneParams;
@@ -143,10 +142,8 @@ impl HandsCursor for Capture {
 }
 
 pub(crate) async fn capture_pane(server: &TermpilotServer, params: CapturePaneParams) -> Outcome {
-    match params.format {
-        Some(CaptureFormat::Cast) => return capture_recording(server, params).await,
-        Some(format) => return capture_picture(server, params, format).await,
-        None => {}
+    if let Some(format) = params.format {
+        return capture_picture(server, params, format).await;
     }
     let pane = pane(server, &params.pane).await?;
     let scrollback = scrollback(params.scrollback);
@@ -406,8 +403,7 @@ pub struct PageEntry {
 impl Tool for ReadOutput {
     const NAME: &'static str = "read_output";
     const TITLE: &'static str = "Page through kept output";
-    const DESCRIPTION: &'static str = "Page through the full text of a cut result. `offset` \
-        skips lines (negative: from the end); `grep` returns only matching lines, numbered.";
+    const DESCRIPTION: &'static str = "Page through the full text of a cut result, or grep it.";
     const TOOLSET: Toolset = Toolset::ReadOnly;
     const EFFECT: Effect = Effect::Reads;
     type Params = ReadOutputParams;

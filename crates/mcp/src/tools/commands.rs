@@ -38,7 +38,7 @@ pane_params! {
         /// Default 30.
         #[schemars(range(min = 0.001, max = 86400.0))]
         pub timeout_s: Option<f64>,
-        /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+        /// Quiet ms before awaiting_input (default 300).
         #[schemars(range(min = 0, max = 600000))]
         pub input_settle_ms: Option<u64>,
         /// Default 400.
@@ -244,7 +244,7 @@ pub struct WaitForCommandParams {
     /// Default 30.
     #[schemars(range(min = 0.001, max = 86400.0))]
     pub timeout_s: Option<f64>,
-    /// Quiet ms before a program reading its terminal ends it as awaiting_input (default 300).
+    /// Quiet ms before awaiting_input (default 300).
     #[schemars(range(min = 0, max = 600000))]
     pub input_settle_ms: Option<u64>,
     /// Default 400.

@@ -67,7 +67,7 @@ pane_params! {
         /// tmux key names pressed after the text.
         #[schemars(length(max = 256))]
         pub keys: Option<Vec<KeyName>>,
-        /// Press Enter at the end (default: when text is given).
+        /// Press Enter at the end.
         pub enter: Option<bool>,
     }
 

@@ -118,9 +118,8 @@ impl Tool for CreateSession {
     const NAME: &'static str = "create_session";
     const TITLE: &'static str = "Create a session";
     const DESCRIPTION: &'static str = "Create a detached tmux session running a shell or \
-        `command` (it can do anything a shell can); return its first pane's id. The name is \
-        kept exactly or refused. To add a terminal beside others, use create_window or \
-        split_pane.";
+        `command` (it can do anything a shell can); return its first pane's id. To add a terminal beside \
+        others, use create_window or split_pane.";
     const TOOLSET: Toolset = Toolset::Lifecycle;
     const EFFECT: Effect = Effect::Runs;
     type Params = CreateSessionParams;
@@ -183,8 +182,7 @@ pub struct CreateWindowParams {
     /// Session name or id; "work:5" picks window index 5.
     #[schemars(length(min = 1, max = 256))]
     pub session: String,
-    /// Window name, kept exactly as given; refused as for session names, and a number (even
-    /// after spaces), which would read as a window index.
+    /// Window name, kept exactly; refused as for session names, or if a number (an index).
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
     /// Run this instead of a shell; the pane closes when it exits.
@@ -276,9 +274,8 @@ pane_params! {
 impl Tool for SplitPane {
     const NAME: &'static str = "split_pane";
     const TITLE: &'static str = "Split a pane";
-    const DESCRIPTION: &'static str = "Split a pane; the new one goes right, left, below or \
-        above, and the old one shrinks (its program sees a resize). `command` runs as given. \
-        Return the new pane's id.";
+    const DESCRIPTION: &'static str = "Split a pane (the old one shrinks: its program sees a \
+        resize); `command` runs as given. Return the new pane's id.";
     const TOOLSET: Toolset = Toolset::Lifecycle;
     const EFFECT: Effect = Effect::Runs;
     type Params = SplitPaneParams;

@@ -24,7 +24,7 @@ macro_rules! pane_params {
         #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
-            /// Pane id ("%3") or target ("work:1.0").
+            /// Pane id (%3) or target.
             #[schemars(length(min = 1, max = 256))]
             pub pane: String,
             $($body)*

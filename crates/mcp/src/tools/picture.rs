@@ -30,9 +30,6 @@ pub enum CaptureFormat {
     Png,
     /// An SVG image.
     Svg,
-    /// An asciicast recording of the output the journal holds (see
-    /// `recording`).
-    Cast,
 }
 
 /// `capture_pane` for a picture `format`: the text result (screen only)
@@ -123,8 +120,7 @@ fn picture(
             let data = base64::engine::general_purpose::STANDARD.encode(png);
             Ok((ContentBlock::image(data, "image/png"), size))
         }
-        // capture_pane sends `cast` to `recording`, never here.
-        CaptureFormat::Svg | CaptureFormat::Cast => {
+        CaptureFormat::Svg => {
             let svg = screen.svg();
             let size = format!("{} bytes", svg.len());
             let resource = ResourceContents::TextResourceContents {
@@ -149,7 +145,7 @@ fn summary(
 ) -> String {
     let kind = match format {
         CaptureFormat::Png => "PNG",
-        CaptureFormat::Svg | CaptureFormat::Cast => "SVG",
+        CaptureFormat::Svg => "SVG",
     };
     let cursor = screen.cursor();
     let shown = match cursor.visible {

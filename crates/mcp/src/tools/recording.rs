@@ -1,8 +1,9 @@
-//! `capture_pane` with `format` `cast`: what the pane printed, as much as
-//! its journal still holds, written as an asciicast v3 recording (what
-//! `asciinema play` replays) to the output directory, linked from the result;
-//! with a marker for each tool call that touched the pane and the input it
-//! typed (see `notes`).
+//! A pane's recording: what it printed, as much of it as its journal still
+//! holds, as asciicast v3 (what `asciinema play` replays), with a marker for
+//! each tool call that touched the pane and the input it typed (see
+//! `notes`), its resizes (where tmux said the layout changed) and its exit
+//! status. `export_recording`, the `recording.cast` resource and
+//! `serve --record` write it.
 //!
 //! The recording shows what the text shows: `run_command`'s wrapper is
 //! hidden and secrets are redacted in its output before it is written
@@ -12,66 +13,13 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rmcp::model::{ContentBlock, Resource};
 use termpilot_cast::{Event, Header, Writer};
+use termpilot_journal::Journal;
 
-use crate::address::{Pane, pane};
-use crate::catalog::Outcome;
-use crate::error::{ToolError, ToolResult};
+use crate::address::Pane;
+use crate::error::ToolResult;
 use crate::notes::Noted;
 use crate::server::TermpilotServer;
-use crate::tools::capture::{CapturePaneParams, captured, scrollback};
-
-/// `capture_pane` with `format: "cast"`: the text result, with the
-/// recording's link after it and a sentence about it before.
-pub(crate) async fn capture_recording(
-    server: &TermpilotServer,
-    params: CapturePaneParams,
-) -> Outcome {
-    let pane = pane(server, &params.pane).await?;
-    let scrollback = scrollback(params.scrollback);
-    let capture = pane.engine.capture(pane.id, scrollback).await?;
-    let mut reply = captured(server, &pane.host, capture, scrollback, params.max_tokens)?;
-    let (link, summary) = export_recording(server, &pane).await?;
-    reply.text = format!("{summary}\n{}", reply.text);
-    let mut done = reply.done()?;
-    done.content.push(link);
-    Ok(done)
-}
-
-/// Writes the recording of `pane` and returns a link to it and the sentence
-/// that says what it holds.
-pub(crate) async fn export_recording(
-    server: &TermpilotServer,
-    pane: &Pane,
-) -> ToolResult<(ContentBlock, String)> {
-    let recorded = recording(server, pane).await?;
-    let dir = {
-        // A std Mutex, held for this one read.
-        let store = server.store.lock().unwrap_or_else(|e| e.into_inner());
-        store.dir().to_path_buf()
-    };
-    let path = dir.join(file_name(pane.id.0));
-    std::fs::write(&path, &recorded.text).map_err(|e| {
-        ToolError::Failed(format!(
-            "cannot write the recording {}: {e}",
-            path.display()
-        ))
-    })?;
-    let summary = format!(
-        "Recording of {pane} ({} output events, {} tool calls, over {:.1} s, {} bytes) \
-         written to {}; `asciinema play` replays it.",
-        recorded.outputs,
-        recorded.markers,
-        recorded.length.as_secs_f64(),
-        recorded.text.len(),
-        path.display()
-    );
-    let link = Resource::new(format!("file://{}", path.display()), "recording.cast")
-        .with_mime_type("application/x-asciicast")
-        .with_size(recorded.text.len() as u64);
-    Ok((ContentBlock::resource_link(link), summary))
-}
 
 /// A pane's recording, and what it holds.
 pub(crate) struct Recorded {
@@ -85,20 +33,85 @@ pub(crate) struct Recorded {
     pub(crate) length: Duration,
 }
 
-/// The recording of `pane` as much as its journal holds: output shown as
-/// results show it, the tool calls' markers and input, its exit status.
-pub(crate) async fn recording(server: &TermpilotServer, pane: &Pane) -> ToolResult<Recorded> {
+/// Which part of a pane's journal a recording covers: offsets `from` to
+/// `to` (each `None` for as far as the journal reaches).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Span {
+    pub(crate) from: Option<u64>,
+    pub(crate) to: Option<u64>,
+}
+
+/// What a recording takes from the journal, read under one snapshot.
+struct Held {
+    output: Vec<(Instant, Vec<u8>)>,
+    /// The size at the start, when the journal knows it.
+    initial: Option<(u16, u16)>,
+    resizes: Vec<(Instant, u16, u16)>,
+    /// When the output just before the span arrived: earlier calls are not
+    /// the span's.
+    after: Option<Instant>,
+    /// When the output just after the span arrived: later calls are not
+    /// the span's.
+    before: Option<Instant>,
+}
+
+impl Held {
+    fn read(journal: &Journal, span: Span) -> Held {
+        let (start, end) = (journal.start(), journal.end());
+        let from = span.from.unwrap_or(start).clamp(start, end);
+        let to = span.to.unwrap_or(end).clamp(from, end);
+        let arrived = |offset: u64| {
+            let piece = journal.timed_output(offset, offset + 1);
+            piece.first().map(|(at, _)| *at)
+        };
+        let sizes = journal.sizes(from, to);
+        Held {
+            output: journal.timed_output(from, to),
+            initial: sizes.as_ref().map(|s| s.initial),
+            resizes: sizes
+                .map(|s| s.changes.iter().map(|r| (r.at, r.cols, r.rows)).collect())
+                .unwrap_or_default(),
+            after: (from > start).then(|| arrived(from - 1)).flatten(),
+            before: (to < end).then(|| arrived(to)).flatten(),
+        }
+    }
+
+    /// Whether a tool call at `at` falls within the span.
+    fn covers(&self, at: Instant) -> bool {
+        self.after.is_none_or(|after| at > after) && self.before.is_none_or(|before| at < before)
+    }
+}
+
+/// The recording of `span` of `pane`'s journal: output shown as results
+/// show it, the pane's resizes, the tool calls' markers and input, and its
+/// exit status when the span reaches the end.
+pub(crate) async fn recording(
+    server: &TermpilotServer,
+    pane: &Pane,
+    span: Span,
+) -> ToolResult<Recorded> {
     let styled = pane.engine.capture_styled(pane.id).await?;
-    let timed = pane.engine.read_journal(pane.id, |journal| {
-        journal.timed_output(journal.start(), journal.end())
-    });
+    let mut held = pane
+        .engine
+        .read_journal(pane.id, |journal| Held::read(journal, span));
     let qualified = pane.host.qualify(pane.id);
-    let mut events: Vec<(Instant, Event)> = shown_events(server, timed)
-        .into_iter()
-        .map(|(at, text)| (at, Event::Output(text.into_bytes())))
+    // Resizes first: one at the same time as output came before it.
+    let mut events: Vec<(Instant, Event)> = held
+        .resizes
+        .iter()
+        .map(|&(at, cols, rows)| (at, Event::Resize(cols, rows)))
         .collect();
-    let outputs = events.len();
+    let shown = shown_events(server, std::mem::take(&mut held.output));
+    let outputs = shown.len();
+    events.extend(
+        shown
+            .into_iter()
+            .map(|(at, text)| (at, Event::Output(text.into_bytes()))),
+    );
     for note in server.notes.of(&qualified) {
+        if !held.covers(note.at) {
+            continue;
+        }
         let event = match note.what {
             Noted::Marker(text) => Event::Marker(server.redact_text(&text)),
             Noted::Input(text) => Event::Input(server.redact_text(&text)),
@@ -107,9 +120,18 @@ pub(crate) async fn recording(server: &TermpilotServer, pane: &Pane) -> ToolResu
     }
     // Stable: a call's marker stays before its input.
     events.sort_by_key(|(at, _)| *at);
-    if let Some(status) = styled.exit_status {
+    let now = (styled.width, styled.height);
+    let initial = held.initial.unwrap_or(now);
+    if span.to.is_none() {
         let last = events.last().map_or_else(Instant::now, |(at, _)| *at);
-        events.push((last, Event::Exit(status)));
+        let size = held.resizes.last().map_or(initial, |&(_, c, r)| (c, r));
+        // A change tmux did not tell (or not yet): the screen is this size now.
+        if size != now {
+            events.push((last, Event::Resize(now.0, now.1)));
+        }
+        if let Some(status) = styled.exit_status {
+            events.push((last, Event::Exit(status)));
+        }
     }
     let start = events.first().map_or_else(Instant::now, |(at, _)| *at);
     let began = SystemTime::now() - start.elapsed();
@@ -117,7 +139,7 @@ pub(crate) async fn recording(server: &TermpilotServer, pane: &Pane) -> ToolResu
         term_type: Some("xterm-256color".to_owned()),
         timestamp: began.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs()),
         title: Some(qualified),
-        ..Header::new(styled.width, styled.height)
+        ..Header::new(initial.0, initial.1)
     };
     let mut writer = Writer::new(&header);
     for (at, event) in &events {
@@ -136,14 +158,6 @@ pub(crate) async fn recording(server: &TermpilotServer, pane: &Pane) -> ToolResu
         markers,
         length,
     })
-}
-
-/// A file name no other recording of the pane takes.
-fn file_name(pane: u32) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    format!("recording-pane{pane}-{}.cast", now.as_millis())
 }
 
 /// The output events as results show text: wrappers hidden, secrets

@@ -112,7 +112,11 @@ async fn measure(server: &PrivateServer, plain: &PrivateServer) -> anyhow::Resul
 
 /// Types the command and collects its result with `wait_for_text` from the
 /// cursor `send_keys` returned: termpilot follows every byte in between.
-async fn run_followed(client: &mut McpClient, pane: &str, tag: &str) -> anyhow::Result<Duration> {
+pub async fn run_followed(
+    client: &mut McpClient,
+    pane: &str,
+    tag: &str,
+) -> anyhow::Result<Duration> {
     let keys = json!({ "pane": pane, "text": flood_command(tag), "enter": true });
     let sent = client.call_tool("send_keys", keys).await?;
     let wait = json!({

@@ -28,6 +28,9 @@
 //! 11. `run_command`, `send_keys` + `wait_for_text`, `capture_pane` and the
 //!     `awaiting_input` of a `read -s` on a local pane and on a host behind
 //!     a link with 20 ms added each way: what the link adds, in round trips.
+//! 12. `seq 1 1000000` followed with and without `serve --record` (one run
+//!     each, as a ratio); a 200x50 screen as a PNG, drawn in-process and
+//!     through `capture_pane`, and its size.
 //!
 //! Numbers given after `--` run only those parts (`-- 4 8`).
 //!
@@ -48,6 +51,7 @@ mod hosts;
 mod http_client;
 mod mcp_client;
 mod neighbour_flood;
+mod recording;
 mod remote_link;
 mod report;
 mod scan_load;
@@ -164,6 +168,9 @@ fn measure(
     if wanted(11) {
         report.push(remote_link::remote_link(server)?);
     }
+    if wanted(12) {
+        report.push(recording::recording(server)?);
+    }
     Ok(())
 }
 
@@ -176,8 +183,8 @@ fn chosen_parts() -> anyhow::Result<Vec<u8>> {
         .map(|arg| {
             arg.parse()
                 .ok()
-                .filter(|part| (1..=11).contains(part))
-                .with_context(|| format!("{arg:?} is not a part number (1 to 11)"))
+                .filter(|part| (1..=12).contains(part))
+                .with_context(|| format!("{arg:?} is not a part number (1 to 12)"))
         })
         .collect()
 }
