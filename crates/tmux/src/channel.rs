@@ -12,6 +12,7 @@ use termpilot_control::Command;
 
 use crate::engine::Engine;
 use crate::error::Result;
+use crate::format::ServerPidRow;
 
 /// How a channel wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,12 +85,12 @@ impl Engine {
     /// mode: the control clients may not have noticed yet that the server
     /// (or the connection to its host) went away.
     async fn server_since(&self, epoch: u32) -> Since {
-        let args = ["display-message", "-p", "#{pid}"]
+        let args = ["display-message", "-p", ServerPidRow::FORMAT]
             .map(OsString::from)
             .to_vec();
         match self.shared.transport.run(args).await {
-            Ok(ran) if ran.success => match ran.stdout.trim().parse::<u32>() {
-                Ok(pid) if pid == epoch => Since::Same,
+            Ok(ran) if ran.success => match ServerPidRow::parse("display-message", &ran.stdout) {
+                Ok(row) if row.pid == epoch => Since::Same,
                 _ => Since::Gone,
             },
             Ok(ran) if ran.no_server() => Since::Gone,

@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::engine::Shared;
 use crate::error::{Error, Result};
+use crate::format::SessionIdRow;
 use crate::panes::ClientId;
 
 /// One command line for tmux, and what the caller wants back with its reply.
@@ -399,13 +400,10 @@ async fn abandoned(ready: &mut Option<oneshot::Sender<std::result::Result<Reply,
 async fn current_session(client: &ClientHandle) -> Result<SessionId> {
     let query = termpilot_control::Command::new("display-message")
         .flag("-p")
-        .arg("#{session_id}");
+        .arg(SessionIdRow::FORMAT);
     let answer = client.call(crate::engine::call(query, None)?).await?;
-    let text = crate::engine::ok_reply(answer)?.text();
-    text.trim().parse().map_err(|_| Error::Protocol {
-        command: "display-message".into(),
-        detail: format!("expected a session id, got '{text}'"),
-    })
+    let reply = crate::engine::ok_reply(answer)?;
+    Ok(SessionIdRow::parse_first("display-message", &reply)?.id)
 }
 
 /// An exclusive lock (`flock`) on the socket's directory, held while a
@@ -737,17 +735,9 @@ impl ClientTask {
         if self.pending.is_empty() || !self.departing || self.detaching {
             return None;
         }
-        let listing = self.shared.transport.run(vec![
-            "list-sessions".into(),
-            "-F".into(),
-            "#{session_id}".into(),
-        ]);
+        let listing = self.shared.transport.run(SessionIdRow::listing_args());
         let output = tokio::time::timeout(SETTLE, listing).await.ok()?.ok()?;
-        let sessions: Vec<SessionId> = output
-            .stdout
-            .lines()
-            .filter_map(|line| line.trim().parse().ok())
-            .collect();
+        let sessions = SessionIdRow::ids_in(&output.stdout);
         (output.success && !sessions.is_empty() && !sessions.contains(&session)).then_some(session)
     }
 

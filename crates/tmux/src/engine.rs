@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use crate::client::{self, Answer, Call, ClientHandle, Role};
 use crate::config::EngineConfig;
 use crate::error::{Error, Result};
+use crate::format::{PaneIdRow, SessionIdRow};
 use crate::panes::{ClientId, Panes};
 use crate::transport::{Local, Transport};
 
@@ -495,7 +496,7 @@ impl Engine {
                 CLIENT_FLAGS,
                 "-P",
                 "-F",
-                "#{session_id}",
+                SessionIdRow::FORMAT,
                 "-s",
             ]
             .map(OsString::from),
@@ -530,8 +531,9 @@ impl Engine {
     /// Runs `tmux list-sessions` outside control mode: used only to connect,
     /// when there is no control client to ask. An absent server is no error.
     async fn list_sessions_by_subprocess(&self) -> Result<Vec<SessionId>> {
-        let args = ["list-sessions", "-F", "#{session_id}"].map(OsString::from);
-        let ran = self.shared.transport.run(args.to_vec()).await?;
+        let ran = (self.shared.transport)
+            .run(SessionIdRow::listing_args())
+            .await?;
         if !ran.success {
             if ran.no_server() {
                 return Ok(Vec::new());
@@ -577,16 +579,9 @@ impl Engine {
         let Some(client) = self.shared.prompt_client() else {
             return Ok(());
         };
-        let reply = run(
-            &client,
-            Command::new("list-sessions").opt("-F", "#{session_id}"),
-        )
-        .await?;
+        let reply = run(&client, SessionIdRow::listing()).await?;
         let tracked = self.shared.tracked_sessions();
-        for line in reply.lines.iter() {
-            let Ok(session) = String::from_utf8_lossy(line).trim().parse::<SessionId>() else {
-                continue;
-            };
+        for session in SessionIdRow::ids_in(&reply.text()) {
             if !tracked.contains(&session)
                 && let Err(e) = self.attach(session).await
             {
@@ -625,13 +620,12 @@ impl Engine {
             &client,
             Command::new("list-panes")
                 .flag("-a")
-                .opt("-F", "#{pane_id}"),
+                .opt("-F", PaneIdRow::FORMAT),
         )
         .await?;
-        let live: Vec<PaneId> = reply
-            .lines
-            .iter()
-            .filter_map(|line| PaneId::parse_bytes(line))
+        let live: Vec<PaneId> = (PaneIdRow::parse_all("list-panes", &reply)?)
+            .into_iter()
+            .map(|row| row.id)
             .collect();
         self.shared.panes.prune(&live);
         Ok(())
@@ -652,16 +646,14 @@ impl Engine {
         let query = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
-            .arg("#{session_id}");
+            .arg(SessionIdRow::FORMAT);
         let reply = run(&primary, query)
             .await
             .map_err(|e| not_found_pane(e, &pane.to_string()))?;
         // display-message does not fail on a missing target: it prints nothing.
-        let session: SessionId = reply
-            .text()
-            .trim()
-            .parse()
-            .map_err(|_| Error::pane_not_found(pane.to_string()))?;
+        let session = SessionIdRow::parse_first("display-message", &reply)
+            .map_err(|_| Error::pane_not_found(pane.to_string()))?
+            .id;
         let client = match self.shared.client_for_session(session) {
             Some(client) => client,
             None => {

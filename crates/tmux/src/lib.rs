@@ -16,6 +16,10 @@
 //! - `panes`: the pane journals and which client owns each pane's output.
 //! - `ops`: the typed operations the MCP tools call. Text they return is
 //!   clean, with `run_command`'s wrappers shown as the command lines typed.
+//! - `format`: `tmux_format!`, the one way a tmux query is written: a
+//!   record's fields give both its `-F` format string and the parser of
+//!   tmux's lines (one-field ones too: a session's id, a pane's id, the
+//!   server's pid).
 //! - `styled`: the screen with its colours and the cursor, for pictures.
 //! - `batch`: many keystroke operations as pipelined chains, and pipelines
 //!   of steps (keystrokes, waits, captures, commands) with typed outcomes.

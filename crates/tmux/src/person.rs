@@ -32,7 +32,7 @@ use tokio::sync::watch;
 use crate::config::EngineConfig;
 use crate::engine::{Engine, Shared};
 use crate::error::{Error, Result};
-use crate::format::tmux_format;
+use crate::format::{HeldRow, SessionIdRow, tmux_format};
 use crate::ops::PaneScope;
 use crate::transport::{Local, Transport};
 
@@ -92,7 +92,7 @@ impl Engine {
             let query = Command::new("display-message")
                 .flag("-p")
                 .opt("-t", pane.to_string())
-                .arg(format!("#{{{HELD_OPTION}}}"));
+                .arg(HeldRow::FORMAT);
             calls.push(crate::engine::call(query, None)?);
         }
         client
@@ -100,8 +100,8 @@ impl Engine {
             .await
             .into_iter()
             .map(|answer| {
-                let note = answer?.reply.text().trim().to_owned();
-                Ok((!note.is_empty()).then_some(note))
+                let held = HeldRow::parse_first("display-message", &answer?.reply)?;
+                Ok(held.note.map(|note| note.trim().to_owned()))
             })
             .collect()
     }
@@ -316,8 +316,7 @@ impl Person {
 /// Whether the server of `config` runs (with a session), asked of a `tmux`
 /// process: an engine would start a server that does not.
 async fn server_running(config: &EngineConfig) -> Result<bool> {
-    let args = ["list-sessions", "-F", "#{session_id}"].map(std::ffi::OsString::from);
-    let ran = Local::new(config).run(args.to_vec()).await?;
+    let ran = Local::new(config).run(SessionIdRow::listing_args()).await?;
     Ok(ran.success && !ran.stdout.trim().is_empty())
 }
 
