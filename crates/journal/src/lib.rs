@@ -1,8 +1,8 @@
 //! A per-pane, append-only journal of terminal output.
 //!
 //! tmux streams each pane's output (`%output`) to termpilot; the engine appends the
-//! decoded bytes to that pane's [`Journal`]. Every byte gets an absolute offset, so a
-//! [`Cursor`] taken before some keys were sent still names the exact place where their
+//! decoded bytes to that pane's [`Journal`]. Every byte gets an absolute offset, so an
+//! offset taken before some keys were sent still names the exact place where their
 //! output begins, and a wait can scan every byte after it: nothing that scrolled by is
 //! missed. Memory is bounded ([`Limits`]); reading from a position that was evicted, or
 //! across a [`Gap`] where tmux dropped output, reports how much is missing.
@@ -39,11 +39,10 @@
 //! - `lines`: [`Journal::lines`], the cleaned line view.
 //! - [`redact`]: the one [`Redactor`] every text leaving the engine passes, and that
 //!   waits match over (a [`Scanner`] given a [`Redaction`] never sees a secret).
-//! - `cursor`: the string form of a position handed to callers; `gap`: dropped output.
+//! - `gap`: dropped output.
 #![deny(missing_docs)]
 
 pub mod clean;
-mod cursor;
 mod error;
 mod gap;
 mod journal;
@@ -55,7 +54,6 @@ mod row;
 mod scan;
 
 pub use clean::clean_text;
-pub use cursor::Cursor;
 pub use error::Error;
 pub use gap::{Gap, GapReason};
 pub use journal::{Arrival, Journal, Limits, Read};

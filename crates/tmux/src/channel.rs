@@ -48,7 +48,7 @@ impl Engine {
         timeout: Duration,
     ) -> Result<ChannelOutcome> {
         self.primary().await?;
-        let epoch = self.epoch();
+        let epoch = self.server_pid();
         let args = ["wait-for", "--", channel].map(OsString::from).to_vec();
         // Dropping the command on a timeout ends it.
         let ran = match tokio::time::timeout(timeout, self.shared.transport.run(args)).await {

@@ -308,9 +308,10 @@ impl Engine {
         &self.shared.config
     }
 
-    /// Identifies the tmux server instance (its pid): cursors from another
-    /// instance are meaningless, since pane ids are reused.
-    pub fn epoch(&self) -> u32 {
+    /// The pid of the tmux server, which tells one server from the next on
+    /// the same socket: cursors carry it, since a new server numbers its
+    /// panes anew (0 before the engine first reached a server).
+    pub fn server_pid(&self) -> u32 {
         self.shared.epoch.load(Ordering::Acquire)
     }
 

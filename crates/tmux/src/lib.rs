@@ -27,7 +27,8 @@
 //!   passes: the line each pane holds, judged before it is submitted.
 //! - `wait`: waiting for text or quiet in a pane's journal.
 //! - `cursor`: [`Cursor`]s, the positions in a pane's output handed out and
-//!   taken back, checked against their pane and tmux server.
+//!   taken back, checked against their pane and tmux server (by the
+//!   server's pid, [`Engine::server_pid`]).
 //! - [`hosts`]: the servers one termpilot drives, `local` and those given
 //!   with `--host`, each an engine connected on first use.
 //! - `secret_delivery`: typing a secret through `pipe-pane -I` from a
@@ -90,7 +91,7 @@ pub use batch::{
 pub use channel::ChannelOutcome;
 pub use client::Answer;
 pub use config::{EngineConfig, HostPane, Socket};
-pub use cursor::{Cursor, Since};
+pub use cursor::{Cursor, InvalidCursor, Since};
 pub use engine::{Engine, STARTED_MARK};
 pub use error::{Error, Result};
 pub use hosts::{HostOptions, HostSpec, Hosts, LOCAL};

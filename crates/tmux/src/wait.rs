@@ -193,7 +193,7 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let epoch = self.epoch();
+        let epoch = self.server_pid();
         // Taken before the probe: any change after it voids the probe's facts.
         let changes = self.panes_changed();
         let probe = self.probe_pane(pane).await?;
@@ -323,7 +323,7 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let epoch = self.epoch();
+        let epoch = self.server_pid();
         let (baseline, dead) = self.sync_pane_state(pane).await?;
         if dead {
             return self
@@ -472,7 +472,7 @@ impl Engine {
     fn gone_outcome(&self, epoch: u32) -> Outcome {
         if self.connection_lost() {
             Outcome::HostLost
-        } else if self.shared.any_client().is_none() || self.epoch() != epoch {
+        } else if self.shared.any_client().is_none() || self.server_pid() != epoch {
             Outcome::ServerExited
         } else {
             Outcome::PaneExited

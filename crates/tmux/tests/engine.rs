@@ -345,14 +345,18 @@ async fn survives_the_server_dying_and_reconnects() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
     assert_eq!(engine.list_sessions().await.unwrap().len(), 1);
-    let first_epoch = engine.epoch();
+    let first_epoch = engine.server_pid();
     tmux.kill_server();
     // Calls fail clearly or, once the clients noticed, reconnect by starting
     // a fresh server; either way the engine keeps answering.
     let recovered = eventually(LIMIT, async || engine.list_sessions().await.ok()).await;
     let sessions = recovered.expect("the engine reconnects to a new server");
     assert_eq!(sessions.len(), 1);
-    assert_ne!(engine.epoch(), first_epoch, "a new server is a new epoch");
+    assert_ne!(
+        engine.server_pid(),
+        first_epoch,
+        "a new server is a new epoch"
+    );
     let pane = engine.resolve_pane("main:0.0").await.unwrap();
     let input = Input {
         text: Some("echo back-again".into()),
@@ -573,7 +577,7 @@ async fn engines_starting_at_once_all_connect() {
         let pid = server_pid(&tmux);
         assert!(pid.is_some(), "round {round}: the server runs");
         for engine in &engines {
-            assert_eq!(Some(engine.epoch()), pid, "round {round}: one server");
+            assert_eq!(Some(engine.server_pid()), pid, "round {round}: one server");
             let sessions = engine.list_sessions().await.unwrap();
             let names: Vec<&str> = sessions.iter().map(|s| s.name.as_str()).collect();
             let expected: &[&str] = if round % 2 == 1 {

@@ -442,8 +442,8 @@ mod tests {
         StepStatus::Done {
             pane: PaneId(1),
             outcome: StepOutcome::Sent(Cursor {
-                epoch: 0,
-                pane: 1,
+                server_pid: 0,
+                pane: PaneId(1),
                 offset,
             }),
         }
