@@ -13,7 +13,9 @@
 //!   and `$0` strings out of the rest of the program.
 //! - [`PaneTarget`], [`WindowTarget`] and [`SessionTarget`] (in [`target`]) accept only
 //!   targets that name one thing outright, and [`Name`] (in [`name`]) only names tmux
-//!   stores unchanged; [`escape_format`] keeps caller text out of tmux's formats.
+//!   stores unchanged; [`escape_format`] keeps caller text out of tmux's formats. A
+//!   [`Target`] is one of them parsed once where it enters, with its text as written:
+//!   what the engine's entry points take.
 //!
 //! Everything is bytes in, values out, so the engine that owns the tmux process can
 //! be tested without tmux, and the parser can be fuzzed.
@@ -50,5 +52,5 @@ pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use name::{Name, NameError, NameKind, escape_format};
 pub use parser::Parser;
 pub use target::{
-    PaneTarget, SessionTarget, TargetError, TargetKind, WindowRef, WindowSlot, WindowTarget,
+    PaneTarget, SessionTarget, Target, TargetError, TargetKind, WindowRef, WindowSlot, WindowTarget,
 };

@@ -103,7 +103,10 @@ pub use ops::{
 pub use secret_delivery::Recipients;
 pub use shell::{CommandEnd, CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
 pub use styled::StyledCapture;
-pub use termpilot_control::{PaneId, SessionId, TargetKind, WindowId};
+pub use termpilot_control::{
+    PaneId, PaneTarget, SessionId, SessionTarget, Target, TargetKind, WindowId, WindowSlot,
+    WindowTarget,
+};
 pub use termpilot_journal::{Needle, Redaction, Redactor};
 pub use termpilot_keys::Key;
 pub use termpilot_shell::echo;
