@@ -14,6 +14,8 @@
 //! - [`PaneTarget`], [`WindowTarget`] and [`SessionTarget`] (in [`target`]) accept only
 //!   targets that name one thing outright, and [`Name`] (in [`name`]) only names tmux
 //!   stores unchanged; [`escape_format`] keeps caller text out of tmux's formats.
+//!   A [`Target`] is one of them parsed once where it enters, with its text as written:
+//!   what the engine's entry points take.
 //! - [`pane_sizes`] (in [`layout`]) reads the pane sizes of a `%layout-change`.
 //!
 //! Everything is bytes in, values out, so the engine that owns the tmux process can
@@ -53,5 +55,5 @@ pub use layout::{PaneSize, pane_sizes};
 pub use name::{Name, NameError, NameKind, escape_format};
 pub use parser::Parser;
 pub use target::{
-    PaneTarget, SessionTarget, TargetError, TargetKind, WindowRef, WindowSlot, WindowTarget,
+    PaneTarget, SessionTarget, Target, TargetError, TargetKind, WindowRef, WindowSlot, WindowTarget,
 };

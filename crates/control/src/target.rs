@@ -104,6 +104,54 @@ pub struct TargetError {
     pub reason: String,
 }
 
+/// A target as the caller wrote it, with what it names: parsed once, where
+/// it enters termpilot (an MCP argument), and handed to the engine as it is.
+/// The engine acts on `parsed` and names `text` in its messages (a target
+/// that names nothing is reported as the caller wrote it).
+///
+/// ```
+/// use termpilot_control::target::{SessionTarget, Target};
+///
+/// let session: Target<SessionTarget> = "work".parse().unwrap();
+/// assert_eq!((session.text.as_str(), session.parsed.tmux()), ("work", "=work:".into()));
+/// assert!("work:^".parse::<Target<SessionTarget>>().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Target<T> {
+    /// The target as written.
+    pub text: String,
+    /// What it names.
+    pub parsed: T,
+}
+
+impl<T: FromStr<Err = TargetError>> FromStr for Target<T> {
+    type Err = TargetError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Target {
+            text: text.to_owned(),
+            parsed: text.parse()?,
+        })
+    }
+}
+
+impl<T: fmt::Display> From<T> for Target<T> {
+    /// A target termpilot names itself (such as a window it just made): its
+    /// text is how it displays.
+    fn from(parsed: T) -> Self {
+        Target {
+            text: parsed.to_string(),
+            parsed,
+        }
+    }
+}
+
+impl<T> fmt::Display for Target<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// A session: by id or by exact name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum SessionTarget {

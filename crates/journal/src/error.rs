@@ -1,19 +1,10 @@
 //! The crate's one error type.
 
-/// Everything that can go wrong in this crate: parsing a cursor string or building a
-/// [`Pattern`](crate::Pattern). Both are problems the caller can fix, so every message
-/// says what was wrong.
+/// Everything that can go wrong in this crate: building a [`Pattern`](crate::Pattern).
+/// These are problems the caller can fix, so every message says what was wrong.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A cursor string did not have the form `c1.<epoch>.<pane>.<offset>`.
-    #[error("invalid cursor '{input}': {reason}; use a cursor returned by an earlier call")]
-    InvalidCursor {
-        /// The offending input, shortened to at most 64 characters.
-        input: String,
-        /// What was wrong with it.
-        reason: &'static str,
-    },
     /// A pattern list was empty.
     #[error("no patterns given; pass at least one pattern")]
     NoPatterns,

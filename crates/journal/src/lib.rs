@@ -1,8 +1,8 @@
 //! A per-pane, append-only journal of terminal output.
 //!
 //! tmux streams each pane's output (`%output`) to termpilot; the engine appends the
-//! decoded bytes to that pane's [`Journal`]. Every byte gets an absolute offset, so a
-//! [`Cursor`] taken before some keys were sent still names the exact place where their
+//! decoded bytes to that pane's [`Journal`]. Every byte gets an absolute offset, so an
+//! offset taken before some keys were sent still names the exact place where their
 //! output begins, and a wait can scan every byte after it: nothing that scrolled by is
 //! missed. Memory is bounded ([`Limits`]); reading from a position that was evicted, or
 //! across a [`Gap`] where tmux dropped output, reports how much is missing.
@@ -40,11 +40,10 @@
 //! - [`redact`]: the one [`Redactor`] every text leaving the engine passes, and that
 //!   waits match over (a [`Scanner`] given a [`Redaction`] never sees a secret).
 //! - `size`: [`Journal::resize`] and [`Journal::sizes`], the pane's size along its output.
-//! - `cursor`: the string form of a position handed to callers; `gap`: dropped output.
+//! - `gap`: dropped output.
 #![deny(missing_docs)]
 
 pub mod clean;
-mod cursor;
 mod error;
 mod gap;
 mod journal;
@@ -57,7 +56,6 @@ mod scan;
 mod size;
 
 pub use clean::clean_text;
-pub use cursor::Cursor;
 pub use error::Error;
 pub use gap::{Gap, GapReason};
 pub use journal::{Arrival, Journal, Limits, Read};

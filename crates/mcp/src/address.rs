@@ -19,48 +19,36 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use termpilot_control::{
-    PaneTarget, SessionId, SessionTarget, TargetError, WindowId, WindowSlot, WindowTarget,
+    PaneTarget, SessionId, SessionTarget, Target, TargetError, WindowId, WindowSlot, WindowTarget,
 };
 use termpilot_tmux::{Cursor, CursorRef, Engine, Error, Hosts, PaneId};
 
 use crate::error::{ToolError, ToolResult};
 use crate::server::TermpilotServer;
 
-/// A target argument: the text the caller wrote, and what it names.
-#[derive(Debug, Clone)]
-pub(crate) struct Target<'a, T> {
-    /// The target as written: what the engine takes.
-    pub(crate) text: &'a str,
-    /// What it names.
-    pub(crate) parsed: T,
-}
-
 /// Reads a target argument; a malformed one is refused as the engine
 /// refuses it.
-fn target<T: FromStr<Err = TargetError>>(text: &str) -> Result<Target<'_, T>, Error> {
-    let parsed = text
-        .parse()
-        .map_err(|e: TargetError| Error::InvalidArgument(e.to_string()))?;
-    Ok(Target { text, parsed })
+fn target<T: FromStr<Err = TargetError>>(text: &str) -> Result<Target<T>, Error> {
+    (text.parse()).map_err(|e: TargetError| Error::InvalidArgument(e.to_string()))
 }
 
 /// A `pane` argument: a pane id (`%3`) or `session:window.pane`.
-pub(crate) fn pane_target(text: &str) -> Result<Target<'_, PaneTarget>, Error> {
+pub(crate) fn pane_target(text: &str) -> Result<Target<PaneTarget>, Error> {
     target(text)
 }
 
 /// A `window` argument: a window id (`@2`) or `session:window`.
-pub(crate) fn window_target(text: &str) -> Result<Target<'_, WindowTarget>, Error> {
+pub(crate) fn window_target(text: &str) -> Result<Target<WindowTarget>, Error> {
     target(text)
 }
 
 /// A `session` argument: a session id (`$1`) or an exact name.
-pub(crate) fn session_target(text: &str) -> Result<Target<'_, SessionTarget>, Error> {
+pub(crate) fn session_target(text: &str) -> Result<Target<SessionTarget>, Error> {
     target(text)
 }
 
 /// Where a new window goes: a session, optionally with an index (`work:5`).
-pub(crate) fn window_slot(text: &str) -> Result<Target<'_, WindowSlot>, Error> {
+pub(crate) fn window_slot(text: &str) -> Result<Target<WindowSlot>, Error> {
     target(text)
 }
 

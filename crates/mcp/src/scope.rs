@@ -4,10 +4,10 @@
 //! names nothing, so the names of other sessions do not leak; listings leave
 //! them out.
 
-use termpilot_control::{PaneTarget, SessionTarget, TargetKind, WindowTarget};
+use termpilot_control::{PaneTarget, SessionTarget, Target, TargetKind, WindowTarget};
 use termpilot_tmux::{Engine, Error, PaneId, PaneInfo, PaneScope};
 
-use crate::address::{self, Target};
+use crate::address;
 use crate::error::{ToolError, ToolResult};
 
 /// Session name patterns; empty allows every session.
@@ -71,12 +71,10 @@ impl Scope {
                 let found: Vec<PaneInfo> = all.into_iter().filter(|p| p.id == pane).collect();
                 return (!found.is_empty()).then_some(found);
             }
-            TargetKind::Window => {
-                PaneScope::Window(address::window_target(target).ok()?.text.into())
-            }
+            TargetKind::Window => PaneScope::Window(address::window_target(target).ok()?),
             TargetKind::Session | TargetKind::NewWindow => {
                 let slot = address::window_slot(target).ok()?.parsed;
-                PaneScope::Session(slot.session.to_string())
+                PaneScope::Session(slot.session.into())
             }
         };
         let panes = engine.list_panes(&scope).await.ok()?;
@@ -88,7 +86,7 @@ impl Scope {
     pub(crate) async fn resolve_pane(
         &self,
         engine: &Engine,
-        target: &Target<'_, PaneTarget>,
+        target: &Target<PaneTarget>,
     ) -> Result<PaneId, Error> {
         if let Some(error) = self.hidden_session(pane_session(&target.parsed)) {
             return Err(error);
@@ -100,7 +98,7 @@ impl Scope {
         let panes = engine.list_panes(&PaneScope::All).await?;
         match panes.iter().find(|p| p.id == pane) {
             Some(info) if !self.allows(&info.session_name) => {
-                Err(Error::not_found(TargetKind::Pane, target.text))
+                Err(Error::not_found(TargetKind::Pane, &target.text))
             }
             _ => Ok(pane),
         }

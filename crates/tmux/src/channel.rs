@@ -13,6 +13,7 @@ use termpilot_control::Command;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::transport::OneShot;
+use crate::format::ServerPidRow;
 
 /// How a channel wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +49,7 @@ impl Engine {
         timeout: Duration,
     ) -> Result<ChannelOutcome> {
         self.primary().await?;
-        let epoch = self.epoch();
+        let epoch = self.server_pid();
         let args = ["wait-for", "--", channel].map(OsString::from).to_vec();
         // Dropping the command on a timeout ends it.
         let ended = match tokio::time::timeout(timeout, self.shared.transport.run(args)).await {
@@ -86,12 +87,12 @@ impl Engine {
     /// mode: the control clients may not have noticed yet that the server
     /// (or the connection to its host) went away.
     async fn server_since(&self, epoch: u32) -> Since {
-        let args = ["display-message", "-p", "#{pid}"]
+        let args = ["display-message", "-p", ServerPidRow::FORMAT]
             .map(OsString::from)
             .to_vec();
         match self.shared.transport.run(args).await {
-            Ok(OneShot::Reply(printed)) => match printed.trim().parse::<u32>() {
-                Ok(pid) if pid == epoch => Since::Same,
+            Ok(OneShot::Reply(printed)) => match ServerPidRow::parse("display-message", &printed) {
+                Ok(row) if row.pid == epoch => Since::Same,
                 _ => Since::Gone,
             },
             Ok(OneShot::NoServer) => Since::Gone,

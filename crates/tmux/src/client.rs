@@ -17,6 +17,7 @@ pub(crate) use crate::connection::{Answer, BEHIND, Call, Group};
 use crate::connection::{Connection, GroupReplyTo, Incoming, Lag, ReplyTo};
 use crate::engine::Shared;
 use crate::error::{Error, Result};
+use crate::format::SessionIdRow;
 use crate::panes::ClientId;
 pub(crate) use crate::transport::SETTLE;
 use crate::transport::{BoxFuture, PipeProcess};
@@ -262,13 +263,10 @@ async fn abandoned(ready: &mut Option<oneshot::Sender<std::result::Result<Reply,
 async fn current_session(client: &ClientHandle) -> Result<SessionId> {
     let query = termpilot_control::Command::new("display-message")
         .flag("-p")
-        .arg("#{session_id}");
+        .arg(SessionIdRow::FORMAT);
     let answer = client.call(crate::engine::call(query, None)?).await?;
-    let text = crate::engine::ok_reply(answer)?.text();
-    text.trim().parse().map_err(|_| Error::Protocol {
-        command: "display-message".into(),
-        detail: format!("expected a session id, got '{text}'"),
-    })
+    let reply = crate::engine::ok_reply(answer)?;
+    Ok(SessionIdRow::parse_first("display-message", &reply)?.id)
 }
 
 /// `new-session -P -F '#{session_id}...'` puts the new ids first in its reply.

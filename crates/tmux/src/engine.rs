@@ -19,6 +19,7 @@ use crate::client::{self, Answer, Call, ClientHandle, Role};
 use crate::clients::Clients;
 use crate::config::EngineConfig;
 use crate::error::{Error, Result};
+use crate::format::{PaneIdRow, SessionIdRow};
 use crate::panes::{ClientId, Panes};
 use crate::transport::{Local, OneShot, Transport};
 
@@ -212,11 +213,11 @@ impl client::Listener for Shared {
 
     fn session_gone(&self, session: SessionId) -> crate::transport::BoxFuture<'_, bool> {
         Box::pin(async move {
-            let args = ["list-sessions", "-F", "#{session_id}"].map(OsString::from);
-            let Ok(OneShot::Reply(listed)) = self.transport.run(args.to_vec()).await else {
+            let listing = self.transport.run(SessionIdRow::listing_args());
+            let Ok(OneShot::Reply(listed)) = listing.await else {
                 return false;
             };
-            let sessions = session_ids(&listed);
+            let sessions = SessionIdRow::ids_in(&listed);
             !sessions.is_empty() && !sessions.contains(&session)
         })
     }
@@ -333,9 +334,10 @@ impl Engine {
         &self.shared.config
     }
 
-    /// Identifies the tmux server instance (its pid): cursors from another
-    /// instance are meaningless, since pane ids are reused.
-    pub fn epoch(&self) -> u32 {
+    /// The pid of the tmux server, which tells one server from the next on
+    /// the same socket: cursors carry it, since a new server numbers its
+    /// panes anew (0 before the engine first reached a server).
+    pub fn server_pid(&self) -> u32 {
         self.shared.server.epoch.load(Ordering::Acquire)
     }
 
@@ -529,7 +531,7 @@ impl Engine {
                 CLIENT_FLAGS,
                 "-P",
                 "-F",
-                "#{session_id}",
+                SessionIdRow::FORMAT,
                 "-s",
             ]
             .map(OsString::from),
@@ -564,9 +566,8 @@ impl Engine {
     /// Runs `tmux list-sessions` outside control mode: used only to connect,
     /// when there is no control client to ask. An absent server is no error.
     async fn list_sessions_by_subprocess(&self) -> Result<Vec<SessionId>> {
-        let args = ["list-sessions", "-F", "#{session_id}"].map(OsString::from);
-        match self.shared.transport.run(args.to_vec()).await? {
-            OneShot::Reply(listed) => Ok(session_ids(&listed)),
+        match self.shared.transport.run(SessionIdRow::listing_args()).await? {
+            OneShot::Reply(listed) => Ok(SessionIdRow::ids_in(&listed)),
             OneShot::NoServer => Ok(Vec::new()),
             OneShot::Refused { why } => Err(self.shared.connect_error(why)),
         }
@@ -604,16 +605,9 @@ impl Engine {
         let Some(client) = self.shared.clients.prompt() else {
             return Ok(());
         };
-        let reply = run(
-            &client,
-            Command::new("list-sessions").opt("-F", "#{session_id}"),
-        )
-        .await?;
+        let reply = run(&client, SessionIdRow::listing()).await?;
         let tracked = self.shared.clients.sessions();
-        for line in reply.lines.iter() {
-            let Ok(session) = String::from_utf8_lossy(line).trim().parse::<SessionId>() else {
-                continue;
-            };
+        for session in SessionIdRow::ids_in(&reply.text()) {
             if !tracked.contains(&session)
                 && let Err(e) = self.attach(session).await
             {
@@ -652,13 +646,12 @@ impl Engine {
             &client,
             Command::new("list-panes")
                 .flag("-a")
-                .opt("-F", "#{pane_id}"),
+                .opt("-F", PaneIdRow::FORMAT),
         )
         .await?;
-        let live: Vec<PaneId> = reply
-            .lines
-            .iter()
-            .filter_map(|line| PaneId::parse_bytes(line))
+        let live: Vec<PaneId> = (PaneIdRow::parse_all("list-panes", &reply)?)
+            .into_iter()
+            .map(|row| row.id)
             .collect();
         self.shared.panes.prune(&live);
         Ok(())
@@ -679,16 +672,14 @@ impl Engine {
         let query = Command::new("display-message")
             .flag("-p")
             .opt("-t", pane.to_string())
-            .arg("#{session_id}");
+            .arg(SessionIdRow::FORMAT);
         let reply = run(&primary, query)
             .await
             .map_err(|e| not_found_pane(e, &pane.to_string()))?;
         // display-message does not fail on a missing target: it prints nothing.
-        let session: SessionId = reply
-            .text()
-            .trim()
-            .parse()
-            .map_err(|_| Error::pane_not_found(pane.to_string()))?;
+        let session = SessionIdRow::parse_first("display-message", &reply)
+            .map_err(|_| Error::pane_not_found(pane.to_string()))?
+            .id;
         let client = match self.shared.clients.for_session(session) {
             Some(client) => client,
             None => {
@@ -742,14 +733,6 @@ crate::format::tmux_format! {
         pid: u32 = "pid",
         socket_path: String = "socket_path",
     }
-}
-
-/// The session ids `list-sessions -F #{session_id}` printed, one a line.
-fn session_ids(listed: &str) -> Vec<SessionId> {
-    listed
-        .lines()
-        .filter_map(|line| line.trim().parse().ok())
-        .collect()
 }
 
 /// The global user option that marks a tmux server termpilot started.

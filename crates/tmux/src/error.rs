@@ -1,9 +1,9 @@
 //! The engine's error type.
 
 use termpilot_control::{PaneId, TargetKind};
-use termpilot_journal::Cursor;
 
 use crate::batch::CursorRef;
+use crate::cursor::Cursor;
 
 /// Everything that can go wrong between a caller and tmux.
 ///
@@ -127,7 +127,7 @@ pub enum Error {
     InvalidArgument(String),
     /// A cursor handed out for another pane.
     #[error(
-        "cursor {cursor} belongs to pane %{}, not {pane}; use a cursor returned for {pane}",
+        "cursor {cursor} belongs to pane {}, not {pane}; use a cursor returned for {pane}",
         cursor.pane
     )]
     ForeignCursor {
@@ -270,8 +270,8 @@ mod tests {
     #[test]
     fn cursor_errors_name_the_cursor_and_what_to_do() {
         let cursor = Cursor {
-            epoch: 2,
-            pane: 4,
+            server_pid: 2,
+            pane: PaneId(4),
             offset: 10,
         };
         let foreign = Error::ForeignCursor {

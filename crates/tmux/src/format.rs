@@ -21,7 +21,9 @@
 //! not of its type is an [`Error::Protocol`] naming the command and the
 //! field's name.
 
-use termpilot_control::{PaneId, Reply, SessionId, WindowId};
+use std::ffi::OsString;
+
+use termpilot_control::{Command, PaneId, Reply, SessionId, WindowId};
 
 use crate::error::{Error, Result};
 
@@ -159,6 +161,63 @@ macro_rules! tmux_format {
 
 pub(crate) use {format_string, tmux_format};
 
+tmux_format! {
+    /// A session's id: a line of `list-sessions`, or what `new-session -P`
+    /// and `display-message` print for a session.
+    pub(crate) struct SessionIdRow {
+        id: SessionId = "session_id",
+    }
+}
+
+tmux_format! {
+    /// A pane's id: a line of `list-panes`, or `display-message` for a pane.
+    pub(crate) struct PaneIdRow {
+        id: PaneId = "pane_id",
+    }
+}
+
+tmux_format! {
+    /// The tmux server's pid: what tells one server from the next on the
+    /// same socket (the epoch of cursors).
+    pub(crate) struct ServerPidRow {
+        pid: u32 = "pid",
+    }
+}
+
+tmux_format! {
+    /// Who holds a pane, as `termpilot attach` noted it in the pane's
+    /// option `crate::person::HELD_OPTION`: `None` when nobody does.
+    pub(crate) struct HeldRow {
+        note: Option<String> = "@termpilot_held",
+    }
+}
+
+impl SessionIdRow {
+    /// `list-sessions` printing one session id a line, as tmux's words.
+    const LISTING: [&'static str; 3] = ["list-sessions", "-F", Self::FORMAT];
+
+    /// The listing of every session's id, for a control client.
+    pub(crate) fn listing() -> Command {
+        let [name, flag, format] = Self::LISTING;
+        Command::new(name).opt(flag, format)
+    }
+
+    /// The listing of every session's id, as the arguments of a `tmux`
+    /// process (when no control client can ask).
+    pub(crate) fn listing_args() -> Vec<OsString> {
+        Self::LISTING.map(OsString::from).to_vec()
+    }
+
+    /// The session ids in the listing's output; a line that is not one is
+    /// skipped.
+    pub(crate) fn ids_in(output: &str) -> Vec<SessionId> {
+        (output.lines())
+            .filter_map(|line| Self::parse("list-sessions", line).ok())
+            .map(|row| row.id)
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +241,25 @@ mod tests {
             ok: true,
             lines: lines.iter().map(|l| l.as_bytes().to_vec()).collect(),
         }
+    }
+
+    #[test]
+    fn the_session_listing_is_its_rows_format() {
+        assert_eq!(
+            SessionIdRow::listing_args(),
+            ["list-sessions", "-F", "#{session_id}"].map(OsString::from)
+        );
+        assert_eq!(
+            SessionIdRow::listing().build(),
+            Command::new("list-sessions")
+                .opt("-F", "#{session_id}")
+                .build()
+        );
+        assert_eq!(
+            SessionIdRow::ids_in("$1\n$12\n\nno server\n"),
+            [SessionId(1), SessionId(12)]
+        );
+        assert_eq!(HeldRow::FIELDS, [crate::person::HELD_OPTION]);
     }
 
     #[test]

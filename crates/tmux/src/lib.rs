@@ -33,6 +33,10 @@
 //! - `panes`: the pane journals and which client owns each pane's output.
 //! - `ops`: the typed operations the MCP tools call. Text they return is
 //!   clean, with `run_command`'s wrappers shown as the command lines typed.
+//! - `format`: `tmux_format!`, the one way a tmux query is written: a
+//!   record's fields give both its `-F` format string and the parser of
+//!   tmux's lines (one-field ones too: a session's id, a pane's id, the
+//!   server's pid).
 //! - `styled`: the screen with its colours and the cursor, for pictures.
 //! - `batch`: many keystroke operations as pipelined chains, and pipelines
 //!   of steps: keystrokes and jobs (waits, captures, commands) the caller
@@ -45,7 +49,8 @@
 //! - [`input_state`]: whether a pane's program waits for input, decided
 //!   from kernel facts with no I/O ([`AwaitingInput`]).
 //! - `cursor`: [`Cursor`]s, the positions in a pane's output handed out and
-//!   taken back, checked against their pane and tmux server.
+//!   taken back, checked against their pane and tmux server (by the
+//!   server's pid, [`Engine::server_pid`]).
 //! - [`hosts`]: the servers one termpilot drives, `local` (the engine
 //!   already connected) and those given with `--host`, each an engine
 //!   connected on first use.
@@ -117,7 +122,7 @@ pub use batch::{
 pub use channel::ChannelOutcome;
 pub use config::{EngineConfig, HostPane, Socket};
 pub use connection::Answer;
-pub use cursor::{Cursor, Since};
+pub use cursor::{Cursor, InvalidCursor, Since};
 pub use engine::{Engine, STARTED_MARK};
 pub use error::{Error, Result};
 pub use hosts::{HostOptions, HostSpec, Hosts, LOCAL};
@@ -129,7 +134,10 @@ pub use ops::{
 pub use secret_delivery::Recipients;
 pub use shell::{CommandEnd, CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
 pub use styled::StyledCapture;
-pub use termpilot_control::{PaneId, SessionId, TargetKind, WindowId};
+pub use termpilot_control::{
+    PaneId, PaneTarget, SessionId, SessionTarget, Target, TargetKind, WindowId, WindowSlot,
+    WindowTarget,
+};
 pub use termpilot_journal::{Needle, Redaction, Redactor};
 pub use termpilot_keys::Key;
 pub use termpilot_shell::echo;

@@ -4,8 +4,8 @@ use std::borrow::Cow;
 use std::ffi::OsString;
 
 use termpilot_control::{
-    Command, NameKind, PaneId, Reply, SessionId, SessionTarget, TargetKind, WindowId, WindowSlot,
-    WindowTarget, escape_format,
+    Command, NameKind, PaneId, PaneTarget, Reply, SessionId, SessionTarget, Target, TargetKind,
+    WindowId, WindowSlot, WindowTarget, escape_format,
 };
 use termpilot_keys::Key;
 
@@ -15,7 +15,7 @@ use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::tmux_format;
 use crate::shell::hide_wrappers;
-use crate::targets::{checked_name, invalid, refuse_nul_in_spawn};
+use crate::targets::{checked_name, refuse_nul_in_spawn};
 
 /// A tmux session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,9 +90,9 @@ pub enum PaneScope {
     /// Every pane of every session.
     All,
     /// The panes of one session: its id (`$1`) or exact name.
-    Session(String),
+    Session(Target<SessionTarget>),
     /// The panes of one window: its id (`@2`) or `session:window`.
-    Window(String),
+    Window(Target<WindowTarget>),
 }
 
 /// Options for a new session.
@@ -114,12 +114,10 @@ pub struct NewSession {
     pub height: Option<u16>,
 }
 
-/// Options for a new window.
+/// Options for a new window (the session it goes to is the target of
+/// [`Engine::create_window`]).
 #[derive(Debug, Clone, Default)]
 pub struct NewWindow {
-    /// The session to add the window to: its id (`$1`) or exact name,
-    /// optionally with the new window's index (`work:5`).
-    pub target: String,
     /// Window name, checked as for a session name; a number (even after
     /// spaces) is refused, as it would read as an index.
     pub name: Option<String>,
@@ -148,7 +146,7 @@ pub enum SplitDirection {
 #[derive(Debug, Clone)]
 pub struct Split {
     /// The pane to split: its id (`%3`) or `session:window.pane`.
-    pub target: String,
+    pub target: Target<PaneTarget>,
     /// Where the new pane goes.
     pub direction: SplitDirection,
     /// Size of the new pane: cells (`"20"`) or a percentage (`"30%"`).
@@ -348,18 +346,18 @@ impl Engine {
         let command = match scope {
             PaneScope::All => command.flag("-a"),
             PaneScope::Session(target) => {
-                let session = self.pin_session(&target.parse().map_err(invalid)?).await?;
+                let session = self.pin_session(&target.parsed).await?;
                 command.flag("-s").opt("-t", session.tmux())
             }
             PaneScope::Window(target) => {
-                let window = self.pin_window(target.parse().map_err(invalid)?).await?;
+                let window = self.pin_window(target.parsed.clone()).await?;
                 command.opt("-t", window.tmux())
             }
         };
         let reply = self.command(command).await.map_err(|e| match scope {
             PaneScope::All => e,
-            PaneScope::Session(t) => e.not_found_as(TargetKind::Session, t),
-            PaneScope::Window(t) => e.not_found_as(TargetKind::Window, t),
+            PaneScope::Session(t) => e.not_found_as(TargetKind::Session, &t.text),
+            PaneScope::Window(t) => e.not_found_as(TargetKind::Window, &t.text),
         })?;
         let rows = PaneInfo::parse_all("list-panes", &reply)?;
         for row in &rows {
@@ -406,7 +404,7 @@ impl Engine {
         let first = self.spawn_session(args).await?;
         let (made, _) = self.created(&first.text())?;
         if let Some(name) = name.filter(|name| name.as_str() != made.session_name) {
-            self.kill_session(&made.session.to_string()).await?;
+            (self.kill_session(&SessionTarget::Id(made.session).into())).await?;
             return Err(renamed(
                 NameKind::Session,
                 name.as_str(),
@@ -416,9 +414,14 @@ impl Engine {
         Ok(made)
     }
 
-    /// Adds a window to a session, without selecting it.
-    pub async fn create_window(&self, options: &NewWindow) -> Result<Created> {
-        let slot: WindowSlot = options.target.parse().map_err(invalid)?;
+    /// Adds a window to a session (by id `$1` or exact name, optionally
+    /// with the new window's index: `work:5`), without selecting it.
+    pub async fn create_window(
+        &self,
+        target: &Target<WindowSlot>,
+        options: &NewWindow,
+    ) -> Result<Created> {
+        let slot = target.parsed.clone();
         let name = checked_name(NameKind::Window, options.name.as_deref())?;
         refuse_nul_in_spawn(
             options.cwd.as_deref(),
@@ -440,10 +443,10 @@ impl Engine {
         let reply = self
             .command(command)
             .await
-            .map_err(|e| e.not_found_as(TargetKind::NewWindow, &options.target))?;
+            .map_err(|e| e.not_found_as(TargetKind::NewWindow, &target.text))?;
         let (made, stored) = self.created(&reply.text())?;
         if let Some(name) = name.filter(|name| name.as_str() != stored) {
-            self.kill_window(&made.window.to_string()).await?;
+            (self.kill_window(&WindowTarget::Id(made.window).into())).await?;
             return Err(renamed(NameKind::Window, name.as_str(), &stored));
         }
         Ok(made)
@@ -457,7 +460,7 @@ impl Engine {
             options.command.as_deref(),
         )?;
         self.gate_spawn(options.command.as_deref(), &options.env)?;
-        let pane = self.resolve_pane(&options.target).await?;
+        let pane = self.resolve_pane_target(&options.target.parsed).await?;
         let mut command = Command::new("split-window")
             .flag("-d")
             .flag("-P")
@@ -476,20 +479,19 @@ impl Engine {
         let reply = self
             .command(command)
             .await
-            .map_err(|e| not_found_pane(e, &options.target))?;
+            .map_err(|e| not_found_pane(e, &options.target.text))?;
         Ok(self.created(&reply.text())?.0)
     }
 
     /// Kills a session (its id `$1` or exact name), unless termpilot runs in
     /// one of its panes.
-    pub async fn kill_session(&self, target: &str) -> Result<Killed> {
-        let session: SessionTarget = target.parse().map_err(invalid)?;
-        let session = self.pin_session(&session).await?;
+    pub async fn kill_session(&self, target: &Target<SessionTarget>) -> Result<Killed> {
+        let session = self.pin_session(&target.parsed).await?;
         let listing = Command::new("list-panes")
             .flag("-s")
             .opt("-t", session.tmux())
             .opt("-F", PlaceRow::FORMAT);
-        let killed = self.doomed(listing, target, TargetKind::Session).await?;
+        let killed = (self.doomed(listing, &target.text, TargetKind::Session)).await?;
         self.refuse_own(&killed, "kill")?;
         self.command(Command::new("kill-session").opt("-t", killed.session.to_string()))
             .await?;
@@ -500,13 +502,12 @@ impl Engine {
 
     /// Kills a window (its id `@2` or `session:window`), unless termpilot
     /// runs in one of its panes.
-    pub async fn kill_window(&self, target: &str) -> Result<Killed> {
-        let window: WindowTarget = target.parse().map_err(invalid)?;
-        let window = self.pin_window(window).await?;
+    pub async fn kill_window(&self, target: &Target<WindowTarget>) -> Result<Killed> {
+        let window = self.pin_window(target.parsed.clone()).await?;
         let listing = Command::new("list-panes")
             .opt("-t", window.tmux())
             .opt("-F", PlaceRow::FORMAT);
-        let killed = self.doomed(listing, target, TargetKind::Window).await?;
+        let killed = (self.doomed(listing, &target.text, TargetKind::Window)).await?;
         self.refuse_own(&killed, "kill")?;
         let window = killed
             .windows
@@ -521,8 +522,8 @@ impl Engine {
 
     /// Kills a pane (its id `%3` or `session:window.pane`), unless termpilot
     /// runs in it.
-    pub async fn kill_pane(&self, target: &str) -> Result<Killed> {
-        let pane = self.resolve_pane(target).await?;
+    pub async fn kill_pane(&self, target: &Target<PaneTarget>) -> Result<Killed> {
+        let pane = self.resolve_pane_target(&target.parsed).await?;
         let reply = self
             .command(
                 Command::new("display-message")
@@ -531,7 +532,7 @@ impl Engine {
                     .arg(KilledPaneRow::FORMAT),
             )
             .await
-            .map_err(|e| not_found_pane(e, target))?;
+            .map_err(|e| not_found_pane(e, &target.text))?;
         let row = KilledPaneRow::parse_first("display-message", &reply)?;
         let killed = Killed {
             session: row.session,
@@ -545,7 +546,7 @@ impl Engine {
         self.refuse_own(&killed, "kill")?;
         self.command(Command::new("kill-pane").opt("-t", pane.to_string()))
             .await
-            .map_err(|e| not_found_pane(e, target))?;
+            .map_err(|e| not_found_pane(e, &target.text))?;
         self.forget(&killed);
         Ok(killed)
     }

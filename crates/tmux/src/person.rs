@@ -35,7 +35,7 @@ use crate::client::{Answer, Group};
 use crate::config::EngineConfig;
 use crate::engine::{Engine, Shared, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
-use crate::format::tmux_format;
+use crate::format::{HeldRow, tmux_format};
 use crate::ops::PaneScope;
 
 /// The pane option set while a person holds the pane.
@@ -229,7 +229,7 @@ impl Engine {
             let query = Command::new("display-message")
                 .flag("-p")
                 .opt("-t", pane.to_string())
-                .arg(format!("#{{{HELD_OPTION}}}"));
+                .arg(HeldRow::FORMAT);
             calls.push(crate::engine::call(query, None)?);
         }
         client
@@ -237,8 +237,8 @@ impl Engine {
             .await
             .into_iter()
             .map(|answer| {
-                let note = answer?.reply.text().trim().to_owned();
-                Ok((!note.is_empty()).then_some(note))
+                let held = HeldRow::parse_first("display-message", &answer?.reply)?;
+                Ok(held.note.map(|note| note.trim().to_owned()))
             })
             .collect()
     }

@@ -14,7 +14,7 @@ use termpilot_control::{
 
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
-use crate::format::tmux_format;
+use crate::format::{PaneIdRow, tmux_format};
 
 impl Engine {
     /// Resolves a pane target (`%3`, or `work:1.0` spelled out) to a pane id.
@@ -54,7 +54,7 @@ impl Engine {
         let id = Command::new("display-message")
             .flag("-p")
             .opt("-t", &tmux)
-            .arg("#{pane_id}");
+            .arg(PaneIdRow::FORMAT);
         let client = self.primary().await?;
         let mut answers = client
             .call_many(vec![call(check, None)?, call(id, None)?])
@@ -66,10 +66,8 @@ impl Engine {
             ok_reply(answer).map_err(|e| not_found_pane(e, &shown))
         };
         next()?;
-        next()?
-            .text()
-            .trim()
-            .parse()
+        PaneIdRow::parse_first("display-message", &next()?)
+            .map(|row| row.id)
             .map_err(|_| Error::pane_not_found(shown.clone()))
     }
 

@@ -164,7 +164,7 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let epoch = self.epoch();
+        let epoch = self.server_pid();
         // Taken before the probe: any change after it voids the probe's facts.
         let changes = self.panes_changed();
         let probe = self.probe_pane(pane).await?;
@@ -296,7 +296,7 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let epoch = self.epoch();
+        let epoch = self.server_pid();
         let (baseline, dead) = self.sync_pane_state(pane).await?;
         if dead {
             return self

@@ -162,17 +162,19 @@ async fn lifecycle_create_split_kill() {
         .unwrap();
     assert_eq!(session.session_name, "work");
     let window = engine
-        .create_window(&NewWindow {
-            target: "work".into(),
-            name: Some("logs".into()),
-            ..NewWindow::default()
-        })
+        .create_window(
+            &"work".parse().unwrap(),
+            &NewWindow {
+                name: Some("logs".into()),
+                ..NewWindow::default()
+            },
+        )
         .await
         .unwrap();
     assert_eq!(window.session, session.session);
     let split = engine
         .split_pane(&Split {
-            target: window.pane.to_string(),
+            target: window.pane.to_string().parse().unwrap(),
             direction: SplitDirection::Below,
             size: Some("30%".into()),
             command: None,
@@ -182,7 +184,7 @@ async fn lifecycle_create_split_kill() {
         .await
         .unwrap();
     let panes = engine
-        .list_panes(&PaneScope::Session("work".into()))
+        .list_panes(&PaneScope::Session("work".parse().unwrap()))
         .await
         .unwrap();
     assert_eq!(panes.len(), 3, "{panes:?}");
@@ -190,15 +192,18 @@ async fn lifecycle_create_split_kill() {
         panes.iter().all(|p| p.width == 120),
         "sizes are the session's: {panes:?}"
     );
-    let killed = engine.kill_pane(&split.pane.to_string()).await.unwrap();
+    let killed = engine
+        .kill_pane(&split.pane.to_string().parse().unwrap())
+        .await
+        .unwrap();
     assert_eq!(killed.panes, vec![split.pane]);
     assert!(killed.windows.is_empty());
     let killed = engine
-        .kill_window(&window.window.to_string())
+        .kill_window(&window.window.to_string().parse().unwrap())
         .await
         .unwrap();
     assert_eq!(killed.windows, vec![window.window]);
-    let killed = engine.kill_session("work").await.unwrap();
+    let killed = engine.kill_session(&"work".parse().unwrap()).await.unwrap();
     assert_eq!(killed.session, session.session);
     let names: Vec<String> = engine
         .list_sessions()
@@ -288,11 +293,17 @@ async fn missing_targets_are_clear_errors() {
     for target in ["main:9.0", "main:0.7", "main:nowindow.0"] {
         let err = engine.resolve_pane(target).await.unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{target}: {err}");
-        let err = engine.kill_pane(target).await.unwrap_err();
+        let err = engine
+            .kill_pane(&target.parse().unwrap())
+            .await
+            .unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{target}: {err}");
     }
     assert_eq!(engine.resolve_pane("main:0.0").await.unwrap(), PaneId(0));
-    let err = engine.kill_session("nosuch").await.unwrap_err();
+    let err = engine
+        .kill_session(&"nosuch".parse().unwrap())
+        .await
+        .unwrap_err();
     assert_no_session(&err);
     let err = engine
         .create_session(&NewSession {
@@ -329,9 +340,12 @@ async fn refuses_to_touch_its_own_pane() {
     assert_eq!(engine.own_pane(), Some(PaneId(0)));
     let err = engine.send_input(PaneId(0), &text("x")).await.unwrap_err();
     assert!(matches!(err, Error::OwnPane { .. }), "{err}");
-    let err = engine.kill_pane("%0").await.unwrap_err();
+    let err = engine.kill_pane(&"%0".parse().unwrap()).await.unwrap_err();
     assert!(matches!(err, Error::OwnPane { .. }), "{err}");
-    let err = engine.kill_session("main").await.unwrap_err();
+    let err = engine
+        .kill_session(&"main".parse().unwrap())
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::OwnPane { .. }), "{err}");
     assert_eq!(
         engine.list_sessions().await.unwrap().len(),
@@ -345,14 +359,18 @@ async fn survives_the_server_dying_and_reconnects() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
     assert_eq!(engine.list_sessions().await.unwrap().len(), 1);
-    let first_epoch = engine.epoch();
+    let first_epoch = engine.server_pid();
     tmux.kill_server();
     // Calls fail clearly or, once the clients noticed, reconnect by starting
     // a fresh server; either way the engine keeps answering.
     let recovered = eventually(LIMIT, async || engine.list_sessions().await.ok()).await;
     let sessions = recovered.expect("the engine reconnects to a new server");
     assert_eq!(sessions.len(), 1);
-    assert_ne!(engine.epoch(), first_epoch, "a new server is a new epoch");
+    assert_ne!(
+        engine.server_pid(),
+        first_epoch,
+        "a new server is a new epoch"
+    );
     let pane = engine.resolve_pane("main:0.0").await.unwrap();
     let input = Input {
         text: Some("echo back-again".into()),
@@ -416,32 +434,40 @@ async fn session_names_match_exactly_never_as_prefixes() {
         .await
         .unwrap();
     // tmux alone would take "web" for "web-old".
-    let err = engine.kill_session("web").await.unwrap_err();
+    let err = engine
+        .kill_session(&"web".parse().unwrap())
+        .await
+        .unwrap_err();
     assert_no_session(&err);
     let err = engine.resolve_pane("web:0.0").await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     let err = engine
-        .list_panes(&PaneScope::Session("web".into()))
+        .list_panes(&PaneScope::Session("web".parse().unwrap()))
         .await
         .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     let err = engine
-        .create_window(&NewWindow {
-            target: "web".into(),
-            ..NewWindow::default()
-        })
+        .create_window(
+            &"web".parse().unwrap(),
+            &NewWindow {
+                ..NewWindow::default()
+            },
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     // The whole name, and the session's id, still work.
     let panes = engine
-        .list_panes(&PaneScope::Session("web-old".into()))
+        .list_panes(&PaneScope::Session("web-old".parse().unwrap()))
         .await
         .unwrap();
     assert_eq!(panes.len(), 1);
     let pane = engine.resolve_pane("web-old:0.0").await.unwrap();
     assert_eq!(pane, panes[0].id);
-    engine.kill_session("web-old").await.unwrap();
+    engine
+        .kill_session(&"web-old".parse().unwrap())
+        .await
+        .unwrap();
 }
 
 /// The tmux server's pid, or `None` when it no longer answers.
@@ -573,7 +599,7 @@ async fn engines_starting_at_once_all_connect() {
         let pid = server_pid(&tmux);
         assert!(pid.is_some(), "round {round}: the server runs");
         for engine in &engines {
-            assert_eq!(Some(engine.epoch()), pid, "round {round}: one server");
+            assert_eq!(Some(engine.server_pid()), pid, "round {round}: one server");
             let sessions = engine.list_sessions().await.unwrap();
             let names: Vec<&str> = sessions.iter().map(|s| s.name.as_str()).collect();
             let expected: &[&str] = if round % 2 == 1 {

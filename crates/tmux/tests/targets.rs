@@ -7,8 +7,10 @@ mod support;
 use std::time::Duration;
 
 use support::{LIMIT, TestTmux, eventually, temp_path};
+use termpilot_control::TargetError;
 use termpilot_tmux::{
-    Engine, Error, NewSession, NewWindow, PaneId, PaneScope, Split, SplitDirection, TargetKind,
+    Engine, Error, NewSession, NewWindow, PaneId, PaneScope, PaneTarget, SessionTarget, Split,
+    SplitDirection, Target, TargetKind, WindowTarget,
 };
 
 async fn connect(tmux: &TestTmux) -> Engine {
@@ -56,6 +58,14 @@ fn assert_refused(result: Result<impl std::fmt::Debug, Error>, what: &str) -> St
     }
 }
 
+/// The message a target string is refused with, where targets are parsed.
+fn refused<T: std::str::FromStr<Err = TargetError>>(target: &str) -> String {
+    match target.parse::<Target<T>>() {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("{target:?}: expected a refusal"),
+    }
+}
+
 /// Strings tmux reads relative to the current client, session, window or
 /// pane, or as special tokens.
 const AMBIGUOUS: &[&str] = &[
@@ -99,7 +109,7 @@ async fn relative_and_special_targets_are_refused_and_kill_nothing() {
         let created = engine.create_session(&named(name)).await.unwrap();
         engine
             .split_pane(&Split {
-                target: created.pane.to_string(),
+                target: created.pane.to_string().parse().unwrap(),
                 direction: SplitDirection::Right,
                 size: None,
                 command: None,
@@ -113,13 +123,18 @@ async fn relative_and_special_targets_are_refused_and_kill_nothing() {
     let panes = all_panes(&engine).await;
     assert_eq!(sessions, ["main", "one", "two"]);
     for &target in AMBIGUOUS {
-        let message = assert_refused(engine.kill_session(target).await, target);
+        // Targets are parsed where they enter; the engine takes them parsed.
+        let message = refused::<SessionTarget>(target);
         assert!(message.contains("refused"), "{target:?}: {message}");
         assert!(message.contains("list_sessions"), "{target:?}: {message}");
-        let message = assert_refused(engine.kill_window(target).await, target);
-        assert!(message.contains("\"@2\""), "{target:?}: {message}");
-        let message = assert_refused(engine.kill_pane(target).await, target);
-        assert!(message.contains("\"%3\""), "{target:?}: {message}");
+        assert!(
+            refused::<WindowTarget>(target).contains("\"@2\""),
+            "{target:?}"
+        );
+        assert!(
+            refused::<PaneTarget>(target).contains("\"%3\""),
+            "{target:?}"
+        );
         // Every tool that types into a pane (send_keys, paste_text, the
         // batches, run_command) resolves its pane here first.
         let message = assert_refused(engine.resolve_pane(target).await, target);
@@ -139,18 +154,22 @@ async fn spelled_out_targets_reach_what_they_name() {
     let engine = connect(&tmux).await;
     let work = engine.create_session(&named("work")).await.unwrap();
     let editor = engine
-        .create_window(&NewWindow {
-            target: "work".into(),
-            name: Some("editor".into()),
-            ..NewWindow::default()
-        })
+        .create_window(
+            &"work".parse().unwrap(),
+            &NewWindow {
+                name: Some("editor".into()),
+                ..NewWindow::default()
+            },
+        )
         .await
         .unwrap();
     let fifth = engine
-        .create_window(&NewWindow {
-            target: format!("{}:5", work.session),
-            ..NewWindow::default()
-        })
+        .create_window(
+            &format!("{}:5", work.session).parse().unwrap(),
+            &NewWindow {
+                ..NewWindow::default()
+            },
+        )
         .await
         .unwrap();
     assert_eq!(fifth.window_index, 5);
@@ -162,19 +181,25 @@ async fn spelled_out_targets_reach_what_they_name() {
     let by_ids = format!("{}:{}.0", work.session, editor.window);
     assert_eq!(engine.resolve_pane(&by_ids).await.unwrap(), editor.pane);
     let listed = engine
-        .list_panes(&PaneScope::Window("work:editor".into()))
+        .list_panes(&PaneScope::Window("work:editor".parse().unwrap()))
         .await
         .unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, editor.pane);
-    let killed = engine.kill_window("work:5").await.unwrap();
+    let killed = engine
+        .kill_window(&"work:5".parse().unwrap())
+        .await
+        .unwrap();
     assert_eq!(killed.windows, [fifth.window]);
-    let killed = engine.kill_window("work:editor").await.unwrap();
+    let killed = engine
+        .kill_window(&"work:editor".parse().unwrap())
+        .await
+        .unwrap();
     assert_eq!(killed.windows, [editor.window]);
     let err = engine.resolve_pane("work:editor.0").await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     engine
-        .kill_session(&work.session.to_string())
+        .kill_session(&work.session.to_string().parse().unwrap())
         .await
         .unwrap();
     assert_eq!(session_names(&engine).await, ["main"]);
@@ -196,17 +221,19 @@ async fn formats_in_names_and_directories_run_nothing() {
         .await
         .unwrap();
     engine
-        .create_window(&NewWindow {
-            target: "main".into(),
-            name: Some(payload.clone()),
-            cwd: Some(payload.clone()),
-            ..NewWindow::default()
-        })
+        .create_window(
+            &"main".parse().unwrap(),
+            &NewWindow {
+                name: Some(payload.clone()),
+                cwd: Some(payload.clone()),
+                ..NewWindow::default()
+            },
+        )
         .await
         .unwrap();
     engine
         .split_pane(&Split {
-            target: "main:0.0".into(),
+            target: "main:0.0".parse().unwrap(),
             direction: SplitDirection::Below,
             size: None,
             command: None,
@@ -234,17 +261,19 @@ async fn names_and_directories_with_hashes_are_kept_exactly() {
     let dir = temp_path("dir#h#{session_id}");
     std::fs::create_dir(&dir).unwrap();
     let window = engine
-        .create_window(&NewWindow {
-            target: "#h".into(),
-            name: Some("w#{session_id}".into()),
-            cwd: Some(dir.display().to_string()),
-            ..NewWindow::default()
-        })
+        .create_window(
+            &"#h".parse().unwrap(),
+            &NewWindow {
+                name: Some("w#{session_id}".into()),
+                cwd: Some(dir.display().to_string()),
+                ..NewWindow::default()
+            },
+        )
         .await
         .unwrap();
     let pane = eventually(LIMIT, async || {
         let panes = engine
-            .list_panes(&PaneScope::Session("#h".into()))
+            .list_panes(&PaneScope::Session("#h".parse().unwrap()))
             .await
             .ok()?;
         let pane = panes.into_iter().find(|p| p.id == window.pane)?;
@@ -274,21 +303,29 @@ async fn names_tmux_would_change_are_refused() {
         assert!(message.contains("session name"), "{name:?}: {message}");
         assert!(message.contains(says), "{name:?}: {message}");
         let window = NewWindow {
-            target: "main".into(),
             name: Some(name.into()),
             ..NewWindow::default()
         };
-        let message = assert_refused(engine.create_window(&window).await, name);
+        let message = assert_refused(
+            engine
+                .create_window(&"main".parse().unwrap(), &window)
+                .await,
+            name,
+        );
         assert!(message.contains("window name"), "{name:?}: {message}");
     }
     // tmux reads " 5" as index 5 even in an exact-name target.
     for name in ["12", " 5"] {
         let window = NewWindow {
-            target: "main".into(),
             name: Some(name.into()),
             ..NewWindow::default()
         };
-        let message = assert_refused(engine.create_window(&window).await, name);
+        let message = assert_refused(
+            engine
+                .create_window(&"main".parse().unwrap(), &window)
+                .await,
+            name,
+        );
         assert!(message.contains("window index"), "{name:?}: {message}");
     }
     assert_eq!(
@@ -326,11 +363,15 @@ async fn nul_in_an_argument_is_a_clear_error() {
         assert!(message.contains("NUL"), "{field}: {message}");
     }
     let window = NewWindow {
-        target: "main".into(),
         cwd: Some("/tmp\0x".into()),
         ..NewWindow::default()
     };
-    let message = assert_refused(engine.create_window(&window).await, "window cwd");
+    let message = assert_refused(
+        engine
+            .create_window(&"main".parse().unwrap(), &window)
+            .await,
+        "window cwd",
+    );
     assert!(message.contains("cwd"), "{message}");
     assert_eq!(
         session_names(&engine).await,
@@ -392,7 +433,10 @@ async fn a_session_name_never_finds_a_clients_session() {
     })
     .await
     .expect("the person's client attaches");
-    let err = engine.kill_session(&tty).await.unwrap_err();
+    let err = engine
+        .kill_session(&tty.parse().unwrap())
+        .await
+        .unwrap_err();
     assert!(
         matches!(
             err,
@@ -409,11 +453,14 @@ async fn a_session_name_never_finds_a_clients_session() {
         .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{tty}: {err}");
     let err = engine
-        .list_panes(&PaneScope::Session(tty.clone()))
+        .list_panes(&PaneScope::Session(tty.parse().unwrap()))
         .await
         .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{tty}: {err}");
-    let err = engine.kill_window(&format!("{tty}:0")).await.unwrap_err();
+    let err = engine
+        .kill_window(&format!("{tty}:0").parse().unwrap())
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{tty}: {err}");
     assert_eq!(session_names(&engine).await, ["main", "person"]);
 }

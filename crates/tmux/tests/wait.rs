@@ -107,7 +107,10 @@ async fn a_killed_pane_ends_the_wait() {
     let pane = created.pane;
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        killer.kill_pane(&pane.to_string()).await.unwrap();
+        killer
+            .kill_pane(&pane.to_string().parse().unwrap())
+            .await
+            .unwrap();
     });
     let started = std::time::Instant::now();
     let report = engine

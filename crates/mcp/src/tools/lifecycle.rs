@@ -213,14 +213,14 @@ impl Tool for CreateWindow {
     ) -> Outcome {
         let env = env_pairs(params.env)?;
         let on = address::on(server, &params.session).await?;
+        let slot = address::window_slot(on.target)?;
         let options = NewWindow {
-            target: address::window_slot(on.target)?.text.into(),
             name: params.name,
             command: params.command,
             cwd: params.cwd,
             env,
         };
-        created(&on.host, on.engine.create_window(&options).await)
+        created(&on.host, on.engine.create_window(&slot, &options).await)
     }
 
     fn typed(arguments: &serde_json::Value) -> Vec<Piece> {
@@ -285,7 +285,7 @@ impl Tool for SplitPane {
         let env = env_pairs(params.env)?;
         let on = address::on(server, &params.pane).await?;
         let options = Split {
-            target: address::pane_target(on.target)?.text.into(),
+            target: address::pane_target(on.target)?,
             direction: match params.direction {
                 Direction::Right => SplitDirection::Right,
                 Direction::Left => SplitDirection::Left,
@@ -372,7 +372,7 @@ impl Tool for KillSession {
     async fn call(server: &TermpilotServer, params: KillSessionParams, _: &CallContext) -> Outcome {
         let on = address::on(server, &params.session).await?;
         let session = address::session_target(on.target)?;
-        killed(&on.host, on.engine.kill_session(session.text).await)
+        killed(&on.host, on.engine.kill_session(&session).await)
     }
 }
 
@@ -401,7 +401,7 @@ impl Tool for KillWindow {
     async fn call(server: &TermpilotServer, params: KillWindowParams, _: &CallContext) -> Outcome {
         let on = address::on(server, &params.window).await?;
         let window = address::window_target(on.target)?;
-        killed(&on.host, on.engine.kill_window(window.text).await)
+        killed(&on.host, on.engine.kill_window(&window).await)
     }
 }
 
@@ -427,6 +427,6 @@ impl Tool for KillPane {
     async fn call(server: &TermpilotServer, params: KillPaneParams, _: &CallContext) -> Outcome {
         let on = address::on(server, &params.pane).await?;
         let pane = address::pane_target(on.target)?;
-        killed(&on.host, on.engine.kill_pane(pane.text).await)
+        killed(&on.host, on.engine.kill_pane(&pane).await)
     }
 }

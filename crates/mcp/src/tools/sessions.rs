@@ -235,13 +235,17 @@ impl Tool for ListPanes {
         let (named, scope) = match (params.window.as_deref(), params.session.as_deref()) {
             (Some(window), _) => {
                 let (host, window) = address::locate(server, window).await?;
-                let window = address::window_target(window)?.text.to_owned();
-                (Some(host), PaneScope::Window(window))
+                (
+                    Some(host),
+                    PaneScope::Window(address::window_target(window)?),
+                )
             }
             (None, Some(session)) => {
                 let (host, session) = address::locate(server, session).await?;
-                let session = address::session_target(session)?.text.to_owned();
-                (Some(host), PaneScope::Session(session))
+                (
+                    Some(host),
+                    PaneScope::Session(address::session_target(session)?),
+                )
             }
             (None, None) => (None, PaneScope::All),
         };

@@ -385,8 +385,8 @@ mod tests {
 
     fn at(offset: u64) -> Cursor {
         Cursor {
-            epoch: 0,
-            pane: 1,
+            server_pid: 0,
+            pane: PaneId(1),
             offset,
         }
     }

@@ -34,7 +34,7 @@ async fn connecting_starts_the_server_with_a_first_session() {
         assert_eq!(&args[..2], ["new-session", "-A"]);
         assert!(args.contains(&"ignore-size,pause-after=30".to_owned()));
         assert!(args.windows(2).any(|w| w == ["-s", "main"]));
-        assert_eq!(engine.epoch(), 1000, "the epoch is the server's pid");
+        assert_eq!(engine.server_pid(), 1000, "the epoch is the server's pid");
         fake.server(|server| {
             assert_eq!(server.sessions[&0].name, "main");
             assert_eq!(server.global["history-limit"], "50000");
@@ -60,7 +60,7 @@ async fn connecting_attaches_a_client_to_every_session_and_changes_nothing() {
             fake.sent("set-option").is_empty(),
             "a server termpilot did not start keeps its options"
         );
-        assert_eq!(engine.epoch(), 1000);
+        assert_eq!(engine.server_pid(), 1000);
     })
     .await;
 }
@@ -72,7 +72,7 @@ async fn a_recorded_attach_connects_the_engine() {
         fake.on_run(|args| (args[0] == "list-sessions").then(|| OneShot::Reply("$0\n".into())));
         fake.replay_next(Transcript::parse(fixtures::ATTACH).loose());
         let engine = connect(&fake).await;
-        assert_eq!(engine.epoch(), 31046, "the pid tmux 3.3a printed");
+        assert_eq!(engine.server_pid(), 31046, "the pid tmux 3.3a printed");
         let mut grew = engine.subscribe(PaneId(0));
         let hi = async {
             loop {
@@ -180,7 +180,7 @@ async fn the_next_call_after_the_server_died_reconnects() {
         assert_eq!(sessions.len(), 1);
         assert_eq!(sessions[0].name, "main");
         assert_eq!(fake.opened(), 2, "a new client through a new open");
-        assert_eq!(engine.epoch(), 2000, "a new server");
+        assert_eq!(engine.server_pid(), 2000, "a new server");
         assert_eq!(
             engine.journal_end(PaneId(0)),
             0,
@@ -211,7 +211,7 @@ async fn a_call_pending_when_the_server_dies_fails_then_the_engine_recovers() {
         // The server itself still runs here: the next call attaches again.
         let sessions = engine.list_sessions().await.unwrap();
         assert_eq!(sessions[0].name, "main");
-        assert_eq!(engine.epoch(), 1000, "same server, same epoch");
+        assert_eq!(engine.server_pid(), 1000, "same server, same epoch");
     })
     .await;
 }
@@ -269,7 +269,7 @@ async fn a_local_server_starting_elsewhere_is_retried() {
         fake.fail_next_open("server exited unexpectedly");
         let engine = connect(&fake).await;
         assert_eq!(fake.opened(), 3);
-        assert_eq!(engine.epoch(), 1000);
+        assert_eq!(engine.server_pid(), 1000);
     })
     .await;
 }
@@ -392,7 +392,7 @@ async fn an_engine_for_an_existing_server_never_starts_one() {
             .expect("attaches to the running server");
         assert_eq!(fake.conn(0, |c| c.args[0].clone()), "attach-session");
         assert!(fake.sent("set-option").is_empty(), "nothing marked as ours");
-        assert_eq!(engine.epoch(), 1000);
+        assert_eq!(engine.server_pid(), 1000);
     })
     .await;
 }

@@ -50,7 +50,7 @@ async fn panes_are_listed_by_scope() {
             [PaneId(0), PaneId(1)]
         );
         let other = engine
-            .list_panes(&PaneScope::Session("other".into()))
+            .list_panes(&PaneScope::Session("other".parse().unwrap()))
             .await
             .unwrap();
         assert_eq!(other.len(), 1);
@@ -63,12 +63,14 @@ async fn panes_are_listed_by_scope() {
         assert!(pane.active() && !pane.dead && !pane.in_mode);
         assert!(pane.held_by.as_deref().unwrap().contains("pid 7"));
         let window = engine
-            .list_panes(&PaneScope::Window("@0".into()))
+            .list_panes(&PaneScope::Window("@0".parse().unwrap()))
             .await
             .unwrap();
         assert_eq!(window[0].id, PaneId(0));
         assert_eq!(window[0].held_by, None);
-        let missing = engine.list_panes(&PaneScope::Session("nope".into())).await;
+        let missing = engine
+            .list_panes(&PaneScope::Session("nope".parse().unwrap()))
+            .await;
         assert!(
             matches!(
                 missing,
@@ -118,18 +120,20 @@ async fn windows_and_splits_report_what_they_made() {
         let fake = Fake::local().with_session("main");
         let engine = connect(&fake).await;
         let window = NewWindow {
-            target: "main".into(),
             name: Some("logs".into()),
             ..NewWindow::default()
         };
-        let made = engine.create_window(&window).await.unwrap();
+        let made = engine
+            .create_window(&"main".parse().unwrap(), &window)
+            .await
+            .unwrap();
         assert_eq!(
             (made.window, made.pane, made.window_index),
             (WindowId(1), PaneId(1), 1)
         );
         assert_eq!(fake.server(|s| s.windows[&1].name.clone()), "logs");
         let split = Split {
-            target: "%1".into(),
+            target: "%1".parse().unwrap(),
             direction: SplitDirection::Left,
             size: Some("30%".into()),
             command: None,
@@ -141,11 +145,8 @@ async fn windows_and_splits_report_what_they_made() {
         let sent = fake.sent("split-window");
         assert!(sent[0].has('h') && sent[0].has('b') && sent[0].has('d'));
         assert_eq!(sent[0].opt('l'), Some("30%"));
-        let nowhere = NewWindow {
-            target: "nope".into(),
-            ..NewWindow::default()
-        };
-        let missing = engine.create_window(&nowhere).await;
+        let nowhere = "nope".parse().unwrap();
+        let missing = engine.create_window(&nowhere, &NewWindow::default()).await;
         assert!(
             matches!(
                 missing,
@@ -168,7 +169,7 @@ async fn kills_report_what_went_and_forget_its_output() {
         let engine = connect(&fake).await;
         let made = engine
             .split_pane(&Split {
-                target: "%0".into(),
+                target: "%0".parse().unwrap(),
                 direction: SplitDirection::Below,
                 size: None,
                 command: None,
@@ -179,11 +180,17 @@ async fn kills_report_what_went_and_forget_its_output() {
             .unwrap();
         fake.output(made.pane.0, b"bye");
         settle().await;
-        let killed = engine.kill_pane(&made.pane.to_string()).await.unwrap();
+        let killed = engine
+            .kill_pane(&made.pane.to_string().parse().unwrap())
+            .await
+            .unwrap();
         assert_eq!(killed.panes, [made.pane]);
         assert!(killed.windows.is_empty(), "its window lives on");
         assert_eq!(engine.journal_end(made.pane), 0, "its journal is dropped");
-        let killed = engine.kill_session("other").await.unwrap();
+        let killed = engine
+            .kill_session(&"other".parse().unwrap())
+            .await
+            .unwrap();
         assert_eq!(killed.session, SessionId(1));
         assert_eq!(
             (killed.windows, killed.panes),
@@ -193,7 +200,7 @@ async fn kills_report_what_went_and_forget_its_output() {
             fake.conn(1, |c| !c.is_open()),
             "its client is gone when the kill returns"
         );
-        let missing = engine.kill_window("@9").await;
+        let missing = engine.kill_window(&"@9".parse().unwrap()).await;
         assert!(
             matches!(missing, Err(Error::NotFound { .. })),
             "{missing:?}"
@@ -219,7 +226,7 @@ async fn termpilots_own_pane_is_never_typed_into_or_killed() {
         assert_eq!(engine.own_pane(), Some(PaneId(0)));
         let typed = engine.send_input(PaneId(0), &Input::default()).await;
         assert!(matches!(typed, Err(Error::OwnPane { .. })), "{typed:?}");
-        let killed = engine.kill_session("main").await;
+        let killed = engine.kill_session(&"main".parse().unwrap()).await;
         assert!(
             matches!(killed, Err(Error::OwnPane { action: "kill", .. })),
             "{killed:?}"

@@ -186,7 +186,7 @@ async fn a_wait_ends_when_its_pane_is_killed() {
         let engine = connect(&fake).await;
         let made = engine
             .split_pane(&crate::Split {
-                target: "%0".into(),
+                target: "%0".parse().unwrap(),
                 direction: crate::SplitDirection::Right,
                 size: None,
                 command: None,

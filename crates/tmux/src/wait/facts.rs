@@ -150,7 +150,7 @@ impl Engine {
     pub(super) fn gone_outcome(&self, epoch: u32) -> Outcome {
         if self.connection_lost() {
             Outcome::HostLost
-        } else if self.shared.any_client().is_none() || self.epoch() != epoch {
+        } else if self.shared.any_client().is_none() || self.server_pid() != epoch {
             Outcome::ServerExited
         } else {
             Outcome::PaneExited
