@@ -39,7 +39,10 @@ fn killed_panes_are_remembered_past_their_journal_until_the_server_changes() {
     panes.mark_killed(PaneId(1), true);
     panes.mark_killed(PaneId(2), true);
     panes.remove(PaneId(1));
-    assert!(panes.killed(PaneId(1)), "the journal goes, the kill is kept");
+    assert!(
+        panes.killed(PaneId(1)),
+        "the journal goes, the kill is kept"
+    );
     panes.mark_killed(PaneId(2), false);
     assert!(!panes.killed(PaneId(2)), "a refused kill is forgotten");
     for id in 10..10 + KILLED_KEPT as u32 {
