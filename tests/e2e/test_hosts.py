@@ -46,9 +46,27 @@ class Far:
             ["tmux", "-L", "termpilot", *args], env=env, capture_output=True, text=True, timeout=10
         )
 
-    def close(self) -> None:
+    def kill_server(self) -> None:
+        """Kills the far server and waits until it and its clients have
+        ended. tmux 3.3a answers `kill-server` before its server exits, and a
+        server whose control clients were cut off from their ssh connection
+        (sshd stopped under them) may never exit: after a generous bound, the
+        server and its clients are ended by the pids it names."""
+        server = self.tmux("display-message", "-p", "#{pid}").stdout.split()
+        clients = self.tmux("list-clients", "-F", "#{client_pid}").stdout.split()
+        pids = [int(pid) for pid in server + clients if pid.isdigit()]
         self.tmux("kill-server")
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if not ended(pids, 10):
+            for pid in pids:
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+            assert ended(pids, 5), f"the far server or a client of it outlived SIGKILL: {pids}"
+
+    def close(self) -> None:
+        try:
+            self.kill_server()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @pytest.fixture
@@ -333,7 +351,8 @@ def test_cursors_from_before_a_far_server_restart_are_refused(tp, far_sshd):
     async def body(client: Client) -> None:
         pane = (await new_pane(client, "ssh", "first"))["pane"]
         cursor = (await client.ok("send_keys", {"pane": pane, "text": "echo one", "enter": True}))["cursor"]
-        far.tmux("kill-server")
+        # Only once the old server is gone does the next call start another.
+        await anyio.to_thread.run_sync(far.kill_server)
         again = (await new_pane(client, "ssh", "second"))["pane"]
         message = await client.err("capture_since", {"pane": again, "cursor": cursor})
         assert "cursor" in message.lower(), message
@@ -590,6 +609,16 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def ended(pids: list[int], bound: float) -> bool:
+    """Whether all of `pids` end within `bound` seconds."""
+    deadline = time.monotonic() + bound
+    while any(alive(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_the_ssh_master_ends_with_serve(tp, far_sshd):
