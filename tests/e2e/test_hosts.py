@@ -46,21 +46,34 @@ class Far:
             ["tmux", "-L", "termpilot", *args], env=env, capture_output=True, text=True, timeout=10
         )
 
+    def processes(self) -> list[int]:
+        """The processes running with this directory as their TMUX_TMPDIR:
+        the far server, its clients and its panes' programs, this test's
+        alone. Found without asking the server, which may not answer."""
+        mark = f"TMUX_TMPDIR={self.dir}".encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and mark in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
+
     def kill_server(self) -> None:
-        """Kills the far server and waits until it and its clients have
-        ended. tmux 3.3a answers `kill-server` before its server exits, and a
-        server whose control clients were cut off from their ssh connection
-        (sshd stopped under them) may never exit: after a generous bound, the
-        server and its clients are ended by the pids it names."""
-        server = self.tmux("display-message", "-p", "#{pid}").stdout.split()
-        clients = self.tmux("list-clients", "-F", "#{client_pid}").stdout.split()
-        pids = [int(pid) for pid in server + clients if pid.isdigit()]
+        """Kills the far server and waits until it, its clients and its
+        panes' programs have ended. tmux 3.3a answers `kill-server` before
+        its server exits, and a server whose control clients were cut off
+        from their ssh connection (sshd stopped under them) may never finish
+        exiting, refusing every client meanwhile ("server exited
+        unexpectedly"): after a generous bound, what is left is ended by pid."""
         self.tmux("kill-server")
+        pids = self.processes()
         if not ended(pids, 10):
             for pid in pids:
                 if alive(pid):
                     os.kill(pid, signal.SIGKILL)
-            assert ended(pids, 5), f"the far server or a client of it outlived SIGKILL: {pids}"
+            assert ended(pids, 5), f"a process of the far side outlived SIGKILL: {pids}"
 
     def close(self) -> None:
         try:
