@@ -46,9 +46,40 @@ class Far:
             ["tmux", "-L", "termpilot", *args], env=env, capture_output=True, text=True, timeout=10
         )
 
-    def close(self) -> None:
+    def processes(self) -> list[int]:
+        """The processes running with this directory as their TMUX_TMPDIR:
+        the far server, its clients and its panes' programs, this test's
+        alone. Found without asking the server, which may not answer."""
+        mark = f"TMUX_TMPDIR={self.dir}".encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and mark in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
+
+    def kill_server(self) -> None:
+        """Kills the far server and waits until it, its clients and its
+        panes' programs have ended. tmux 3.3a answers `kill-server` before
+        its server exits, and a server whose control clients were cut off
+        from their ssh connection (sshd stopped under them) may never finish
+        exiting, refusing every client meanwhile ("server exited
+        unexpectedly"): after a generous bound, what is left is ended by pid."""
         self.tmux("kill-server")
-        shutil.rmtree(self.dir, ignore_errors=True)
+        pids = self.processes()
+        if not ended(pids, 10):
+            for pid in pids:
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+            assert ended(pids, 5), f"a process of the far side outlived SIGKILL: {pids}"
+
+    def close(self) -> None:
+        try:
+            self.kill_server()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @pytest.fixture
@@ -333,7 +364,8 @@ def test_cursors_from_before_a_far_server_restart_are_refused(tp, far_sshd):
     async def body(client: Client) -> None:
         pane = (await new_pane(client, "ssh", "first"))["pane"]
         cursor = (await client.ok("send_keys", {"pane": pane, "text": "echo one", "enter": True}))["cursor"]
-        far.tmux("kill-server")
+        # Only once the old server is gone does the next call start another.
+        await anyio.to_thread.run_sync(far.kill_server)
         again = (await new_pane(client, "ssh", "second"))["pane"]
         message = await client.err("capture_since", {"pane": again, "cursor": cursor})
         assert "cursor" in message.lower(), message
@@ -590,6 +622,16 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def ended(pids: list[int], bound: float) -> bool:
+    """Whether all of `pids` end within `bound` seconds."""
+    deadline = time.monotonic() + bound
+    while any(alive(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_the_ssh_master_ends_with_serve(tp, far_sshd):

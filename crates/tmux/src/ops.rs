@@ -493,8 +493,8 @@ impl Engine {
             .opt("-F", PlaceRow::FORMAT);
         let killed = (self.doomed(listing, &target.text, TargetKind::Session)).await?;
         self.refuse_own(&killed, "kill")?;
-        self.command(Command::new("kill-session").opt("-t", killed.session.to_string()))
-            .await?;
+        let kill = Command::new("kill-session").opt("-t", killed.session.to_string());
+        self.kill(&killed, kill).await?;
         self.forget(&killed);
         self.await_client_gone(killed.session).await;
         Ok(killed)
@@ -514,8 +514,8 @@ impl Engine {
             .first()
             .copied()
             .expect("a window was listed");
-        self.command(Command::new("kill-window").opt("-t", window.to_string()))
-            .await?;
+        let kill = Command::new("kill-window").opt("-t", window.to_string());
+        self.kill(&killed, kill).await?;
         self.forget(&killed);
         Ok(killed)
     }
@@ -544,7 +544,8 @@ impl Engine {
             panes: vec![pane],
         };
         self.refuse_own(&killed, "kill")?;
-        self.command(Command::new("kill-pane").opt("-t", pane.to_string()))
+        let kill = Command::new("kill-pane").opt("-t", pane.to_string());
+        self.kill(&killed, kill)
             .await
             .map_err(|e| not_found_pane(e, &target.text))?;
         self.forget(&killed);
@@ -778,6 +779,30 @@ impl Engine {
         match self.own_pane() {
             Some(own) if own == pane => Err(Error::OwnPane { action, pane }),
             _ => Ok(()),
+        }
+    }
+
+    /// Runs `kill`, with `killed`'s panes marked killed from before it is
+    /// sent (waits on them learn of it as it happens, see
+    /// [`Panes::killed`]), unless tmux refuses it.
+    ///
+    /// [`Panes::killed`]: crate::panes::Panes::killed
+    async fn kill(&self, killed: &Killed, kill: Command) -> Result<()> {
+        self.mark_killed(killed, true);
+        let result = self.command(kill).await;
+        // A reply lost with its connection says nothing: the kill may have
+        // ended the session or the server.
+        if let Err(e) = &result
+            && !matches!(e, Error::Disconnected { .. } | Error::SessionEnded { .. })
+        {
+            self.mark_killed(killed, false);
+        }
+        result.map(drop)
+    }
+
+    fn mark_killed(&self, killed: &Killed, killing: bool) {
+        for &pane in &killed.panes {
+            self.shared.panes.mark_killed(pane, killing);
         }
     }
 

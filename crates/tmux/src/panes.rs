@@ -37,6 +37,9 @@ use crate::echo::Typed;
 /// How many journals of panes that are gone are kept (newest first).
 const DEAD_KEPT: usize = 16;
 
+/// How many panes termpilot killed are remembered (see [`Panes::killed`]).
+const KILLED_KEPT: usize = 256;
+
 /// How many pieces of typed text a pane remembers for echo detection.
 const TYPED_KEPT: usize = 16;
 
@@ -96,6 +99,8 @@ pub(crate) struct Panes {
     journal_bytes: usize,
     /// Bumped whenever a cancel receiver is handed out.
     watchers: watch::Sender<u64>,
+    /// The panes termpilot sent a kill for, newest last: see [`Panes::killed`].
+    killed: Mutex<VecDeque<PaneId>>,
 }
 
 impl Panes {
@@ -104,6 +109,7 @@ impl Panes {
             table: RwLock::new(HashMap::new()),
             journal_bytes,
             watchers: watch::Sender::new(0),
+            killed: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -314,6 +320,32 @@ impl Panes {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+        self.killed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Records that termpilot is about to kill `pane` (or that the kill
+    /// failed, when `killing` is false).
+    pub(crate) fn mark_killed(&self, pane: PaneId, killing: bool) {
+        let mut killed = self.killed.lock().unwrap_or_else(|e| e.into_inner());
+        killed.retain(|&p| p != pane);
+        if killing {
+            if killed.len() == KILLED_KEPT {
+                killed.pop_front();
+            }
+            killed.push_back(pane);
+        }
+    }
+
+    /// Whether termpilot killed `pane` on this server. Killing a session's
+    /// last pane ends the session, and the server with its last session:
+    /// a wait on such a pane often learns of it only once the server is
+    /// gone, yet its pane went first.
+    pub(crate) fn killed(&self, pane: PaneId) -> bool {
+        let killed = self.killed.lock().unwrap_or_else(|e| e.into_inner());
+        killed.contains(&pane)
     }
 
     /// Marks panes not in `live` as gone and drops the journals of all but

@@ -125,6 +125,38 @@ async fn a_killed_pane_ends_the_wait() {
     );
 }
 
+/// Killing the server's last pane ends its last session, and so the
+/// server: waits on that pane often learn of it only once the server is
+/// gone, and still say the pane exited. A few servers, since the order in
+/// which the engine hears of the two varies.
+#[tokio::test]
+async fn killing_the_last_pane_of_the_server_ends_the_wait_with_pane_exited() {
+    for _ in 0..4 {
+        let tmux = TestTmux::new();
+        let engine = connect(&tmux).await;
+        let panes = engine
+            .list_panes(&termpilot_tmux::PaneScope::All)
+            .await
+            .unwrap();
+        let [only] = panes.as_slice() else {
+            panic!("one pane: {panes:?}")
+        };
+        let pane = only.id;
+        let killer = engine.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            // Its reply may be lost with the server.
+            let _ = killer.kill_pane(&pane.to_string()).await;
+        });
+        let never = wait_for("never", None, LIMIT);
+        let text = engine.wait_for_text(pane, &never);
+        let idle = engine.wait_for_idle(pane, LIMIT, LIMIT);
+        let (text, idle) = tokio::join!(text, idle);
+        assert_eq!(text.unwrap().outcome, Outcome::PaneExited, "wait_for_text");
+        assert_eq!(idle.unwrap().outcome, Outcome::PaneExited, "wait_for_idle");
+    }
+}
+
 #[tokio::test]
 async fn a_program_exiting_ends_the_wait() {
     let tmux = TestTmux::new();

@@ -34,6 +34,27 @@ fn pruning_keeps_live_panes_and_the_newest_gone_ones() {
 }
 
 #[test]
+fn killed_panes_are_remembered_past_their_journal_until_the_server_changes() {
+    let panes = Panes::new(1024);
+    panes.mark_killed(PaneId(1), true);
+    panes.mark_killed(PaneId(2), true);
+    panes.remove(PaneId(1));
+    assert!(
+        panes.killed(PaneId(1)),
+        "the journal goes, the kill is kept"
+    );
+    panes.mark_killed(PaneId(2), false);
+    assert!(!panes.killed(PaneId(2)), "a refused kill is forgotten");
+    for id in 10..10 + KILLED_KEPT as u32 {
+        panes.mark_killed(PaneId(id), true);
+    }
+    assert!(!panes.killed(PaneId(1)), "only the newest are kept");
+    assert!(panes.killed(PaneId(10)));
+    panes.clear();
+    assert!(!panes.killed(PaneId(10)), "a new server reuses pane ids");
+}
+
+#[test]
 fn appends_do_not_wait_for_a_reader_of_any_pane() {
     let panes = Arc::new(Panes::new(1 << 20));
     panes.append(CLIENT, PaneId(1), b"before\n");

@@ -134,26 +134,34 @@ impl Engine {
             // Every control client ended: the server or the connection to
             // its host went away. Asking about the pane now would start a
             // new one.
-            return Ok(Some(self.gone_outcome(epoch)));
+            return Ok(Some(self.gone_outcome(pane, epoch)));
         }
         match self.pane_facts(pane).await {
             Ok(facts) if facts.exists && !facts.dead => Ok(None),
-            Ok(_) => Ok(Some(self.gone_outcome(epoch))),
+            Ok(_) => Ok(Some(self.gone_outcome(pane, epoch))),
             // The query's client closed under it: so did the server (or
             // the connection to its host).
-            Err(Error::Disconnected { .. }) => Ok(Some(self.gone_outcome(epoch))),
+            Err(Error::Disconnected { .. }) => Ok(Some(self.gone_outcome(pane, epoch))),
+            // The session of the client that carried the query ended, and
+            // the server runs on. That ending changed the panes, so the
+            // wait asks again at once, on another client.
+            Err(Error::SessionEnded { .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    /// How a wait started in server `epoch` ends when its pane is gone.
-    pub(super) fn gone_outcome(&self, epoch: u32) -> Outcome {
+    /// How a wait on `pane` started in server `epoch` ends when its pane
+    /// is gone. A pane termpilot killed exited, even when the server has
+    /// gone since: killing its last pane ends it.
+    pub(super) fn gone_outcome(&self, pane: PaneId, epoch: u32) -> Outcome {
         if self.connection_lost() {
             Outcome::HostLost
-        } else if self.shared.any_client().is_none() || self.server_pid() != epoch {
+        } else if self.server_pid() != epoch {
             Outcome::ServerExited
-        } else {
+        } else if self.shared.panes.killed(pane) || self.shared.any_client().is_some() {
             Outcome::PaneExited
+        } else {
+            Outcome::ServerExited
         }
     }
 }
