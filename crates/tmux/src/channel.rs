@@ -12,8 +12,8 @@ use termpilot_control::Command;
 
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::transport::OneShot;
 use crate::format::ServerPidRow;
+use crate::transport::OneShot;
 
 /// How a channel wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

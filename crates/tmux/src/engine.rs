@@ -566,7 +566,12 @@ impl Engine {
     /// Runs `tmux list-sessions` outside control mode: used only to connect,
     /// when there is no control client to ask. An absent server is no error.
     async fn list_sessions_by_subprocess(&self) -> Result<Vec<SessionId>> {
-        match self.shared.transport.run(SessionIdRow::listing_args()).await? {
+        match self
+            .shared
+            .transport
+            .run(SessionIdRow::listing_args())
+            .await?
+        {
             OneShot::Reply(listed) => Ok(SessionIdRow::ids_in(&listed)),
             OneShot::NoServer => Ok(Vec::new()),
             OneShot::Refused { why } => Err(self.shared.connect_error(why)),

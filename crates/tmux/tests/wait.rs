@@ -146,7 +146,7 @@ async fn killing_the_last_pane_of_the_server_ends_the_wait_with_pane_exited() {
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(500)).await;
             // Its reply may be lost with the server.
-            let _ = killer.kill_pane(&pane.to_string()).await;
+            let _ = killer.kill_pane(&pane.to_string().parse().unwrap()).await;
         });
         let never = wait_for("never", None, LIMIT);
         let text = engine.wait_for_text(pane, &never);
