@@ -34,6 +34,7 @@ use crate::engine::{Engine, Shared};
 use crate::error::{Error, Result};
 use crate::format::{HeldRow, SessionIdRow, tmux_format};
 use crate::ops::PaneScope;
+use crate::targets::invalid;
 use crate::transport::{Local, Transport};
 
 /// The pane option set while a person holds the pane.
@@ -206,7 +207,7 @@ impl Person {
         }
         config.journal_bytes = PERSON_JOURNAL_BYTES;
         let engine = Engine::connect(config).await?;
-        let pane = engine.resolve_pane(target).await?;
+        let pane = (engine.resolve_pane(&target.parse().map_err(invalid)?)).await?;
         let panes = engine.list_panes(&PaneScope::All).await?;
         let info = panes
             .iter()
