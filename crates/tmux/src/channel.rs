@@ -48,7 +48,7 @@ impl Engine {
         timeout: Duration,
     ) -> Result<ChannelOutcome> {
         self.primary().await?;
-        let epoch = self.server_pid();
+        let server_pid = self.server_pid();
         let args = ["wait-for", "--", channel].map(OsString::from).to_vec();
         // Dropping the command on a timeout ends it.
         let ran = match tokio::time::timeout(timeout, self.shared.transport.run(args)).await {
@@ -59,7 +59,7 @@ impl Engine {
         // dropped connection ends it too: check that the server we were
         // waiting on is still there.
         let remote = !self.panes_are_local();
-        Ok(match (self.server_since(epoch).await, ran.success) {
+        Ok(match (self.server_since(server_pid).await, ran.success) {
             (Since::Same, true) => ChannelOutcome::Signalled,
             // The wait's own connection failed while the host answers.
             (Since::Same, false) if remote => ChannelOutcome::HostLost,
@@ -81,16 +81,16 @@ impl Engine {
         .map(|_| ())
     }
 
-    /// Whether the server of `epoch` still runs, asked outside control
+    /// Whether the server whose pid is `server_pid` still runs, asked outside control
     /// mode: the control clients may not have noticed yet that the server
     /// (or the connection to its host) went away.
-    async fn server_since(&self, epoch: u32) -> Since {
+    async fn server_since(&self, server_pid: u32) -> Since {
         let args = ["display-message", "-p", ServerPidRow::FORMAT]
             .map(OsString::from)
             .to_vec();
         match self.shared.transport.run(args).await {
             Ok(ran) if ran.success => match ServerPidRow::parse("display-message", &ran.stdout) {
-                Ok(row) if row.pid == epoch => Since::Same,
+                Ok(row) if row.pid == server_pid => Since::Same,
                 _ => Since::Gone,
             },
             Ok(ran) if ran.no_server() => Since::Gone,
