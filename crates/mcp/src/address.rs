@@ -55,7 +55,7 @@ pub(crate) fn window_slot(text: &str) -> Result<Target<WindowSlot>, Error> {
 /// The pane a `pane` argument names, whatever the operator's scope (for
 /// what the scope itself checks, and what the person is shown).
 pub(crate) async fn any_pane(engine: &Engine, text: &str) -> Result<PaneId, Error> {
-    engine.resolve_pane_target(&pane_target(text)?.parsed).await
+    engine.resolve_pane(&pane_target(text)?.parsed).await
 }
 
 /// A host as calls name it.

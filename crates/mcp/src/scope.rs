@@ -91,7 +91,7 @@ impl Scope {
         if let Some(error) = self.hidden_session(pane_session(&target.parsed)) {
             return Err(error);
         }
-        let pane = engine.resolve_pane_target(&target.parsed).await?;
+        let pane = engine.resolve_pane(&target.parsed).await?;
         if self.is_open() {
             return Ok(pane);
         }

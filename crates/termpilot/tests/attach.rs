@@ -71,7 +71,7 @@ async fn a_person_takes_over_hands_back_cancels_and_detaches() {
     })
     .await
     .unwrap();
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
 
     let attach = format!(
         "{} attach %0 -L {}",

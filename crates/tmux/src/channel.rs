@@ -49,7 +49,7 @@ impl Engine {
         timeout: Duration,
     ) -> Result<ChannelOutcome> {
         self.primary().await?;
-        let epoch = self.server_pid();
+        let server_pid = self.server_pid();
         let args = ["wait-for", "--", channel].map(OsString::from).to_vec();
         // Dropping the command on a timeout ends it.
         let ended = match tokio::time::timeout(timeout, self.shared.transport.run(args)).await {
@@ -61,7 +61,7 @@ impl Engine {
         // dropped connection ends it too: check that the server we were
         // waiting on is still there.
         let remote = !self.panes_are_local();
-        Ok(match (self.server_since(epoch).await, woken) {
+        Ok(match (self.server_since(server_pid).await, woken) {
             (Since::Same, true) => ChannelOutcome::Signalled,
             // The wait's own connection failed while the host answers.
             (Since::Same, false) if remote => ChannelOutcome::HostLost,
@@ -83,16 +83,16 @@ impl Engine {
         .map(|_| ())
     }
 
-    /// Whether the server of `epoch` still runs, asked outside control
+    /// Whether the server whose pid is `server_pid` still runs, asked outside control
     /// mode: the control clients may not have noticed yet that the server
     /// (or the connection to its host) went away.
-    async fn server_since(&self, epoch: u32) -> Since {
+    async fn server_since(&self, server_pid: u32) -> Since {
         let args = ["display-message", "-p", ServerPidRow::FORMAT]
             .map(OsString::from)
             .to_vec();
         match self.shared.transport.run(args).await {
             Ok(OneShot::Reply(printed)) => match ServerPidRow::parse("display-message", &printed) {
-                Ok(row) if row.pid == epoch => Since::Same,
+                Ok(row) if row.pid == server_pid => Since::Same,
                 _ => Since::Gone,
             },
             Ok(OneShot::NoServer) => Since::Gone,

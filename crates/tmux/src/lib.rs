@@ -65,7 +65,8 @@
 //!   runs (`/proc` here, or one dump taken on its host).
 //! - `error`: the engine's one [`Error`] enum, its variants carrying typed
 //!   context; a missing target's hint is chosen by its [`TargetKind`].
-//! - `targets`: caller target strings to panes, windows and sessions; name checks.
+//! - `targets`: parsed targets to panes, windows and sessions (session
+//!   names pinned to ids); name checks.
 //! - `shell`: the `run_command` driver (typing, following, the foreground
 //!   check); its sans-IO part (wrappers, markers, echo rules and echo
 //!   scanning, wrapper hiding, the follower's verdicts) is the

@@ -460,7 +460,7 @@ impl Engine {
             options.command.as_deref(),
         )?;
         self.gate_spawn(options.command.as_deref(), &options.env)?;
-        let pane = self.resolve_pane_target(&options.target.parsed).await?;
+        let pane = self.resolve_pane(&options.target.parsed).await?;
         let mut command = Command::new("split-window")
             .flag("-d")
             .flag("-P")
@@ -523,7 +523,7 @@ impl Engine {
     /// Kills a pane (its id `%3` or `session:window.pane`), unless termpilot
     /// runs in it.
     pub async fn kill_pane(&self, target: &Target<PaneTarget>) -> Result<Killed> {
-        let pane = self.resolve_pane_target(&target.parsed).await?;
+        let pane = self.resolve_pane(&target.parsed).await?;
         let reply = self
             .command(
                 Command::new("display-message")

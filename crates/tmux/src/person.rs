@@ -37,6 +37,7 @@ use crate::engine::{Engine, Shared, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::{HeldRow, tmux_format};
 use crate::ops::PaneScope;
+use crate::targets::invalid;
 
 /// The pane option set while a person holds the pane.
 pub const HELD_OPTION: &str = "@termpilot_held";
@@ -335,9 +336,10 @@ impl Person {
     /// person attaches to what exists: no server is started), and finds the
     /// pane `target` (`%3` or `work:1.0`).
     pub async fn connect(mut config: EngineConfig, target: &str, note: String) -> Result<Person> {
+        let parsed = target.parse().map_err(invalid)?;
         config.journal_bytes = PERSON_JOURNAL_BYTES;
         let engine = Engine::connect_existing(config).await?;
-        let pane = engine.resolve_pane(target).await?;
+        let pane = engine.resolve_pane(&parsed).await?;
         let panes = engine.list_panes(&PaneScope::All).await?;
         let info = panes
             .iter()

@@ -17,17 +17,11 @@ use crate::error::{Error, Result};
 use crate::format::{PaneIdRow, tmux_format};
 
 impl Engine {
-    /// Resolves a pane target (`%3`, or `work:1.0` spelled out) to a pane id.
-    /// Relative and special targets (`.`, `-t`, `{next}`, `work:^`, ...) are
-    /// refused with [`Error::InvalidArgument`].
-    pub async fn resolve_pane(&self, target: &str) -> Result<PaneId> {
-        let parsed: PaneTarget = target.parse().map_err(invalid)?;
-        self.resolve_pane_target(&parsed).await
-    }
-
-    /// Resolves a parsed pane target to a pane id. A pane id is returned as
-    /// it is: the command that uses it says if the pane is gone.
-    pub async fn resolve_pane_target(&self, target: &PaneTarget) -> Result<PaneId> {
+    /// Resolves a pane target (`%3`, or `work:1.0` spelled out; relative
+    /// and special ones are refused where it is parsed) to a pane id. A pane
+    /// id is returned as it is: the command that uses it says if the pane is
+    /// gone.
+    pub async fn resolve_pane(&self, target: &PaneTarget) -> Result<PaneId> {
         let (session, window, pane) = match target {
             PaneTarget::Id(pane) => return Ok(*pane),
             PaneTarget::In {

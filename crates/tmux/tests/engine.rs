@@ -79,7 +79,10 @@ async fn paste_keeps_newlines_and_tabs() {
 async fn cursor_from_send_covers_the_commands_output() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("main:0.0").await.unwrap();
+    let pane = engine
+        .resolve_pane(&"main:0.0".parse().unwrap())
+        .await
+        .unwrap();
     let input = Input {
         text: Some("echo tp-$((6*7))-done".into()),
         enter: true,
@@ -96,7 +99,7 @@ async fn cursor_from_send_covers_the_commands_output() {
 async fn key_names_reach_the_program() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let run = Input {
         text: Some("sleep 30; echo after-sleep".into()),
         enter: true,
@@ -126,7 +129,7 @@ async fn key_names_reach_the_program() {
 async fn capture_reads_the_screen_and_history() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let input = Input {
         text: Some("seq 1 200".into()),
         enter: true,
@@ -286,12 +289,18 @@ async fn missing_targets_are_clear_errors() {
         "{err}"
     );
     assert!(err.to_string().contains("list_panes"), "{err}");
-    let err = engine.resolve_pane("nosuch:1.0").await.unwrap_err();
+    let err = engine
+        .resolve_pane(&"nosuch:1.0".parse().unwrap())
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     // A window or pane that is not there in a session that is: never some
     // other pane of that session.
     for target in ["main:9.0", "main:0.7", "main:nowindow.0"] {
-        let err = engine.resolve_pane(target).await.unwrap_err();
+        let err = engine
+            .resolve_pane(&target.parse().unwrap())
+            .await
+            .unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{target}: {err}");
         let err = engine
             .kill_pane(&target.parse().unwrap())
@@ -299,7 +308,13 @@ async fn missing_targets_are_clear_errors() {
             .unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{target}: {err}");
     }
-    assert_eq!(engine.resolve_pane("main:0.0").await.unwrap(), PaneId(0));
+    assert_eq!(
+        engine
+            .resolve_pane(&"main:0.0".parse().unwrap())
+            .await
+            .unwrap(),
+        PaneId(0)
+    );
     let err = engine
         .kill_session(&"nosuch".parse().unwrap())
         .await
@@ -371,7 +386,10 @@ async fn survives_the_server_dying_and_reconnects() {
         first_epoch,
         "a new server is a new epoch"
     );
-    let pane = engine.resolve_pane("main:0.0").await.unwrap();
+    let pane = engine
+        .resolve_pane(&"main:0.0".parse().unwrap())
+        .await
+        .unwrap();
     let input = Input {
         text: Some("echo back-again".into()),
         enter: true,
@@ -439,7 +457,10 @@ async fn session_names_match_exactly_never_as_prefixes() {
         .await
         .unwrap_err();
     assert_no_session(&err);
-    let err = engine.resolve_pane("web:0.0").await.unwrap_err();
+    let err = engine
+        .resolve_pane(&"web:0.0".parse().unwrap())
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     let err = engine
         .list_panes(&PaneScope::Session("web".parse().unwrap()))
@@ -462,7 +483,10 @@ async fn session_names_match_exactly_never_as_prefixes() {
         .await
         .unwrap();
     assert_eq!(panes.len(), 1);
-    let pane = engine.resolve_pane("web-old:0.0").await.unwrap();
+    let pane = engine
+        .resolve_pane(&"web-old:0.0".parse().unwrap())
+        .await
+        .unwrap();
     assert_eq!(pane, panes[0].id);
     engine
         .kill_session(&"web-old".parse().unwrap())

@@ -20,7 +20,10 @@ async fn agent_and_pane(tmux: &TestTmux) -> (Engine, PaneId) {
         .await
         .expect("connect in time")
         .expect("connect");
-    let pane = engine.resolve_pane("%0").await.expect("the first pane");
+    let pane = engine
+        .resolve_pane(&"%0".parse().unwrap())
+        .await
+        .expect("the first pane");
     (engine, pane)
 }
 

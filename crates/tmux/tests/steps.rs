@@ -34,7 +34,9 @@ impl<'a> Direct<'a> {
 
 impl StepDriver for Direct<'_> {
     async fn resolve(&self, target: &str) -> Result<PaneId> {
-        self.engine.resolve_pane(target).await
+        let parsed = (target.parse())
+            .map_err(|e: termpilot_control::TargetError| Error::InvalidArgument(e.to_string()))?;
+        self.engine.resolve_pane(&parsed).await
     }
 
     async fn job<T: Send>(

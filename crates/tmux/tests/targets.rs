@@ -137,7 +137,7 @@ async fn relative_and_special_targets_are_refused_and_kill_nothing() {
         );
         // Every tool that types into a pane (send_keys, paste_text, the
         // batches, run_command) resolves its pane here first.
-        let message = assert_refused(engine.resolve_pane(target).await, target);
+        let message = refused::<PaneTarget>(target);
         assert!(message.contains("work:1.0"), "{target:?}: {message}");
     }
     assert_eq!(
@@ -173,13 +173,25 @@ async fn spelled_out_targets_reach_what_they_name() {
         .await
         .unwrap();
     assert_eq!(fifth.window_index, 5);
-    assert_eq!(engine.resolve_pane("work:0.0").await.unwrap(), work.pane);
     assert_eq!(
-        engine.resolve_pane("work:editor.0").await.unwrap(),
+        engine
+            .resolve_pane(&"work:0.0".parse().unwrap())
+            .await
+            .unwrap(),
+        work.pane
+    );
+    assert_eq!(
+        engine
+            .resolve_pane(&"work:editor.0".parse().unwrap())
+            .await
+            .unwrap(),
         editor.pane
     );
     let by_ids = format!("{}:{}.0", work.session, editor.window);
-    assert_eq!(engine.resolve_pane(&by_ids).await.unwrap(), editor.pane);
+    assert_eq!(
+        engine.resolve_pane(&by_ids.parse().unwrap()).await.unwrap(),
+        editor.pane
+    );
     let listed = engine
         .list_panes(&PaneScope::Window("work:editor".parse().unwrap()))
         .await
@@ -196,7 +208,10 @@ async fn spelled_out_targets_reach_what_they_name() {
         .await
         .unwrap();
     assert_eq!(killed.windows, [editor.window]);
-    let err = engine.resolve_pane("work:editor.0").await.unwrap_err();
+    let err = engine
+        .resolve_pane(&"work:editor.0".parse().unwrap())
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     engine
         .kill_session(&work.session.to_string().parse().unwrap())
@@ -448,7 +463,7 @@ async fn a_session_name_never_finds_a_clients_session() {
         "{tty}: {err}"
     );
     let err = engine
-        .resolve_pane(&format!("{tty}:0.0"))
+        .resolve_pane(&format!("{tty}:0.0").parse().unwrap())
         .await
         .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{tty}: {err}");

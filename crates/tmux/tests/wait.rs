@@ -40,7 +40,7 @@ async fn finds_a_marker_that_scrolled_out_of_history() {
     })
     .await
     .expect("connect");
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let cursor = engine
         .send_input(
             pane,
@@ -77,7 +77,7 @@ async fn finds_a_marker_that_scrolled_out_of_history() {
 async fn the_echo_of_typed_text_never_matches() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let cursor = engine
         .send_input(pane, &line("echo ONLY-ECHO-$((1+1))"))
         .await
@@ -229,7 +229,7 @@ async fn a_dead_pane_kept_by_remain_on_exit_ends_the_wait() {
 async fn the_server_dying_ends_the_wait_with_server_exited() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let pid = tmux.tmux(&["display-message", "-p", "#{pid}"]);
     let pid = String::from_utf8_lossy(&pid.stdout).trim().to_owned();
     assert!(!pid.is_empty(), "the server runs");
@@ -250,7 +250,7 @@ async fn the_server_dying_ends_the_wait_with_server_exited() {
 async fn dropped_output_is_reported_as_lost() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let cursor = engine.sync_pane(pane).await.unwrap();
     // Make tmux pause the pane for our client, as it does when a client falls
     // behind: the engine records a gap and resumes the pane.
@@ -281,7 +281,7 @@ async fn dropped_output_is_reported_as_lost() {
 async fn idle_comes_after_the_output_stops() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let cursor = engine
         .send_input(
             pane,
@@ -315,7 +315,7 @@ async fn idle_comes_after_the_output_stops() {
 async fn a_person_cancelling_ends_the_wait() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let canceller = engine.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -365,7 +365,7 @@ async fn the_echo_of_a_wrapped_command_line_never_matches() {
 async fn a_full_screen_program_gets_its_screen_as_the_tail() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     // Draws on the alternate screen with cursor movement, as full-screen
     // programs do: a line view of the bytes would run the rows together.
     let draw = "printf '\\033[?1049h\\033[HSCREEN-TOP\\033[5;1HSCREEN-ROW5'; sleep 30";
@@ -383,7 +383,7 @@ async fn a_full_screen_program_gets_its_screen_as_the_tail() {
 async fn the_report_sees_copy_mode_entered_during_the_wait() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let cursor = engine
         .send_input(pane, &line("sleep 1; echo MODE''-MARK"))
         .await
@@ -410,7 +410,7 @@ async fn the_report_sees_copy_mode_entered_during_the_wait() {
 async fn the_report_sees_a_switch_to_the_alternate_screen_during_the_wait() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     let draw = "sleep 0.5; printf '\\033[?1049hALT''-MARK\\n'; sleep 30";
     let cursor = engine.send_input(pane, &line(draw)).await.unwrap();
     let report = engine
@@ -426,7 +426,7 @@ async fn the_report_sees_a_switch_to_the_alternate_screen_during_the_wait() {
 async fn a_wait_from_far_back_scans_megabytes_off_the_runtime_threads() {
     let tmux = TestTmux::new();
     let engine = connect(&tmux).await;
-    let pane = engine.resolve_pane("%0").await.unwrap();
+    let pane = engine.resolve_pane(&"%0".parse().unwrap()).await.unwrap();
     // About 1.3 MB of output before the marker: the wait's first step reads
     // more than it scans on a runtime thread.
     let cursor = engine

@@ -434,13 +434,19 @@ async fn targets_resolve_to_panes_or_are_refused() {
     bounded(async {
         let fake = Fake::local().with_session("main");
         let engine = connect(&fake).await;
-        assert_eq!(engine.resolve_pane("main:0.0").await.unwrap(), PaneId(0));
         assert_eq!(
-            engine.resolve_pane("%7").await.unwrap(),
+            engine
+                .resolve_pane(&"main:0.0".parse().unwrap())
+                .await
+                .unwrap(),
+            PaneId(0)
+        );
+        assert_eq!(
+            engine.resolve_pane(&"%7".parse().unwrap()).await.unwrap(),
             PaneId(7),
             "ids as they are"
         );
-        let missing = engine.resolve_pane("main:5.0").await;
+        let missing = engine.resolve_pane(&"main:5.0".parse().unwrap()).await;
         assert!(
             matches!(
                 missing,
@@ -451,7 +457,7 @@ async fn targets_resolve_to_panes_or_are_refused() {
             ),
             "{missing:?}"
         );
-        let missing = engine.resolve_pane("nope:0.0").await;
+        let missing = engine.resolve_pane(&"nope:0.0".parse().unwrap()).await;
         assert!(
             matches!(
                 missing,
@@ -463,11 +469,8 @@ async fn targets_resolve_to_panes_or_are_refused() {
             "{missing:?}"
         );
         for relative in [".", "{next}", "-t"] {
-            let refused = engine.resolve_pane(relative).await;
-            assert!(
-                matches!(refused, Err(Error::InvalidArgument(_))),
-                "{relative}: {refused:?}"
-            );
+            let refused = relative.parse::<termpilot_control::PaneTarget>();
+            assert!(refused.is_err(), "{relative}: {refused:?}");
         }
     })
     .await;
