@@ -243,7 +243,7 @@ impl Engine {
                     if changed.is_err() {
                         // The journal was dropped: the pane was killed, or
                         // the server replaced.
-                        let gone = self.gone_outcome(pane, epoch);
+                        let gone = self.gone_outcome(pane, epoch).await;
                         return self.ended(pane, gone, baseline, scan.lost(), started).await;
                     }
                 }
@@ -310,7 +310,7 @@ impl Engine {
             tokio::select! {
                 changed = journal_rx.changed() => {
                     if changed.is_err() {
-                        let gone = self.gone_outcome(pane, epoch);
+                        let gone = self.gone_outcome(pane, epoch).await;
                         return self.ended(pane, gone, baseline, 0, started).await;
                     }
                     last_output = Instant::now();

@@ -157,6 +157,41 @@ async fn killing_the_last_pane_of_the_server_ends_the_wait_with_pane_exited() {
     }
 }
 
+/// A killed server tells its control clients to exit one after the other:
+/// a wait that learns of its pane's end while some are still there still
+/// says the server exited. Several sessions (so several clients) on a few
+/// servers, since the order varies.
+#[tokio::test]
+async fn a_killed_server_ends_the_waits_with_server_exited() {
+    for _ in 0..4 {
+        let tmux = TestTmux::new();
+        let engine = connect(&tmux).await;
+        let mut panes = Vec::new();
+        for _ in 0..4 {
+            let created = engine.create_session(&NewSession::default()).await.unwrap();
+            panes.push(created.pane);
+        }
+        let killer = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            tokio::task::spawn_blocking(move || tmux.tmux(&["kill-server"]))
+                .await
+                .unwrap()
+        });
+        let mut waits = tokio::task::JoinSet::new();
+        for pane in panes {
+            let engine = engine.clone();
+            waits.spawn(async move {
+                let never = wait_for("never", None, LIMIT);
+                engine.wait_for_text(pane, &never).await
+            });
+        }
+        while let Some(report) = waits.join_next().await {
+            assert_eq!(report.unwrap().unwrap().outcome, Outcome::ServerExited);
+        }
+        assert!(killer.await.unwrap().status.success());
+    }
+}
+
 #[tokio::test]
 async fn a_program_exiting_ends_the_wait() {
     let tmux = TestTmux::new();

@@ -42,6 +42,9 @@ pub(super) struct Probe {
 /// for screen switches; after more, the report asks tmux.
 const FACTS_WINDOW: u64 = 64 * 1024;
 
+/// How long [`Engine::server_runs`] waits for the server's answer.
+const SERVER_CHECK: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl Engine {
     /// A round trip through the client carrying the pane's output: every
     /// byte the pane printed before now is in the journal when it returns.
@@ -134,14 +137,17 @@ impl Engine {
             // Every control client ended: the server or the connection to
             // its host went away. Asking about the pane now would start a
             // new one.
-            return Ok(Some(self.gone_outcome(pane, epoch)));
+            return Ok(Some(self.gone_outcome(pane, epoch).await));
         }
         match self.pane_facts(pane).await {
             Ok(facts) if facts.exists && !facts.dead => Ok(None),
-            Ok(_) => Ok(Some(self.gone_outcome(pane, epoch))),
+            // tmux answered, so its server runs: the pane is gone (or a
+            // new server answered).
+            Ok(_) if self.epoch() == epoch => Ok(Some(Outcome::PaneExited)),
+            Ok(_) => Ok(Some(Outcome::ServerExited)),
             // The query's client closed under it: so did the server (or
             // the connection to its host).
-            Err(Error::Disconnected { .. }) => Ok(Some(self.gone_outcome(pane, epoch))),
+            Err(Error::Disconnected { .. }) => Ok(Some(self.gone_outcome(pane, epoch).await)),
             // The session of the client that carried the query ended, and
             // the server runs on. That ending changed the panes, so the
             // wait asks again at once, on another client.
@@ -153,15 +159,30 @@ impl Engine {
     /// How a wait on `pane` started in server `epoch` ends when its pane
     /// is gone. A pane termpilot killed exited, even when the server has
     /// gone since: killing its last pane ends it.
-    pub(super) fn gone_outcome(&self, pane: PaneId, epoch: u32) -> Outcome {
+    pub(super) async fn gone_outcome(&self, pane: PaneId, epoch: u32) -> Outcome {
         if self.connection_lost() {
             Outcome::HostLost
         } else if self.server_pid() != epoch {
             Outcome::ServerExited
-        } else if self.shared.panes.killed(pane) || self.shared.any_client().is_some() {
+        } else if self.shared.panes.killed(pane) || self.server_runs(epoch).await {
             Outcome::PaneExited
+        } else if self.connection_lost() {
+            // The last clients of a dropped connection ended meanwhile.
+            Outcome::HostLost
         } else {
             Outcome::ServerExited
+        }
+    }
+
+    /// Whether server `epoch` still answers, asked outside the control
+    /// clients: tmux ends those one by one, so while a killed server goes,
+    /// some are still there.
+    async fn server_runs(&self, epoch: u32) -> bool {
+        let args = ["display-message", "-p", "#{pid}"].map(Into::into).to_vec();
+        let asked = self.shared.transport.run(args);
+        match tokio::time::timeout(SERVER_CHECK, asked).await {
+            Ok(Ok(ran)) => ran.success && ran.stdout.trim().parse() == Ok(epoch),
+            _ => false,
         }
     }
 }
