@@ -11,7 +11,8 @@ use super::screen::{SWITCH_MAX, switches_screen};
 use crate::cursor::Cursor;
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
-use crate::format::tmux_format;
+use crate::format::{ServerPidRow, tmux_format};
+use crate::transport::OneShot;
 
 /// A pane's state, in one query: read when a wait ends, when waits check
 /// that their pane lives, and by `run_command` before it types.
@@ -143,7 +144,7 @@ impl Engine {
             Ok(facts) if facts.exists && !facts.dead => Ok(None),
             // tmux answered, so its server runs: the pane is gone (or a
             // new server answered).
-            Ok(_) if self.epoch() == epoch => Ok(Some(Outcome::PaneExited)),
+            Ok(_) if self.server_pid() == epoch => Ok(Some(Outcome::PaneExited)),
             Ok(_) => Ok(Some(Outcome::ServerExited)),
             // The query's client closed under it: so did the server (or
             // the connection to its host).
@@ -174,14 +175,15 @@ impl Engine {
         }
     }
 
-    /// Whether server `epoch` still answers, asked outside the control
-    /// clients: tmux ends those one by one, so while a killed server goes,
-    /// some are still there.
-    async fn server_runs(&self, epoch: u32) -> bool {
-        let args = ["display-message", "-p", "#{pid}"].map(Into::into).to_vec();
-        let asked = self.shared.transport.run(args);
+    /// Whether the server with pid `server_pid` still answers, asked outside
+    /// the control clients: tmux ends those one by one, so while a killed
+    /// server goes, some are still there.
+    async fn server_runs(&self, server_pid: u32) -> bool {
+        let args = ["display-message", "-p", ServerPidRow::FORMAT];
+        let asked = (self.shared.transport).run(args.map(Into::into).to_vec());
         match tokio::time::timeout(SERVER_CHECK, asked).await {
-            Ok(Ok(ran)) => ran.success && ran.stdout.trim().parse() == Ok(epoch),
+            Ok(Ok(OneShot::Reply(printed))) => ServerPidRow::parse("display-message", &printed)
+                .is_ok_and(|row| row.pid == server_pid),
             _ => false,
         }
     }
