@@ -191,8 +191,9 @@ def test_a_session_with_a_command_a_secret_and_a_full_screen_program_replays(tp:
         assert "AFTER-VI" not in output and "\x1b[?1049h" not in output, output
         markers = [data for _, code, data in events if code == "m"]
         assert any(m.startswith("type_secret ") for m in markers), markers
-        # (The call that returned the cursor may be in or not: its marker is
-        # noted when it returns, which races the echo of what it typed.)
+        # The call that returned the cursor began before it: a marker is
+        # dated when its call began, so it is on both sides of its cursor.
+        assert any(m.startswith('send_keys text="vi -u NONE"') for m in markers), markers
         assert not any("AFTER-VI" in m or ":q!" in m for m in markers), markers
         assert events[-1][1] != "x", events
 

@@ -2,9 +2,11 @@
 //! (the tool, its short arguments, the request id) and the input it typed
 //! (a secret as `[secret NAME]`, never its value).
 //!
-//! Notes are taken from a call's arguments and result after it ran, kept
-//! per pane (the pane the result names, else the `pane` argument), at most
-//! [`MAX_NOTES`] per pane, the oldest dropped first.
+//! Notes are taken from a call's arguments and result after it ran, dated
+//! when the call began (before anything it typed or caused was printed, so
+//! a recording from or up to a cursor holds the calls on its side of it),
+//! kept per pane (the pane the result names, else the `pane` argument), at
+//! most [`MAX_NOTES`] per pane, the oldest dropped first.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -39,9 +41,17 @@ pub(crate) enum Noted {
 pub(crate) struct Notes(Mutex<HashMap<String, VecDeque<Note>>>);
 
 impl Notes {
-    /// Notes a call of `tool` with `arguments`, request `id`, that returned
-    /// `result` (its structured content), if it names a pane.
-    pub(crate) fn record(&self, tool: &str, arguments: &Value, id: &str, result: Option<&Value>) {
+    /// Notes a call of `tool` with `arguments`, request `id`, that began
+    /// at `began` and returned `result` (its structured content), if it
+    /// names a pane.
+    pub(crate) fn record(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        id: &str,
+        result: Option<&Value>,
+        began: Instant,
+    ) {
         let pane = result
             .and_then(|r| r.get("pane"))
             .or_else(|| arguments.get("pane"))
@@ -49,7 +59,7 @@ impl Notes {
         let Some(pane) = pane else {
             return;
         };
-        let at = Instant::now();
+        let at = began;
         let mut notes = vec![Note {
             at,
             what: Noted::Marker(marker(tool, arguments, id)),
@@ -127,14 +137,28 @@ mod tests {
     fn notes_a_marker_and_input_and_never_a_secret_value() {
         let notes = Notes::default();
         let arguments = json!({"pane": "%3", "name": "db", "enter": true});
-        notes.record("type_secret", &arguments, "4", Some(&json!({"pane": "%3"})));
+        let now = Instant::now();
+        notes.record(
+            "type_secret",
+            &arguments,
+            "4",
+            Some(&json!({"pane": "%3"})),
+            now,
+        );
         notes.record(
             "send_keys",
             &json!({"pane": "%3", "keys": ["C-c"]}),
             "5",
             None,
+            now,
         );
-        notes.record("list_panes", &json!({}), "6", Some(&json!({"panes": []})));
+        notes.record(
+            "list_panes",
+            &json!({}),
+            "6",
+            Some(&json!({"panes": []})),
+            now,
+        );
         let kept = notes.of("%3");
         let what: Vec<&Noted> = kept.iter().map(|n| &n.what).collect();
         assert_eq!(
@@ -158,6 +182,7 @@ mod tests {
                 &json!({"pane": "%1", "format": long}),
                 &n.to_string(),
                 None,
+                Instant::now(),
             );
         }
         let kept = notes.of("%1");

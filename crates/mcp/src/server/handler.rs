@@ -86,7 +86,7 @@ impl ServerHandler for TermpilotServer {
         if let Ok(done) = &outcome {
             let id = context.id.to_string();
             self.notes
-                .record(&request.name, &noted, &id, Some(&done.structured));
+                .record(&request.name, &noted, &id, Some(&done.structured), started);
         }
         call.settle_before_response().await;
         if let Err(ToolError::NeedsInput(input)) = outcome {
