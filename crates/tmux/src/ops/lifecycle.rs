@@ -260,7 +260,7 @@ impl Engine {
             .flag("-s")
             .opt("-t", session.tmux())
             .opt("-F", PlaceRow::FORMAT);
-        let killed = (self.doomed(listing, &target.text, TargetKind::Session)).await?;
+        let killed = (self.panes_to_kill(listing, &target.text, TargetKind::Session)).await?;
         self.refuse_own(&killed, "kill")?;
         let kill = Command::new("kill-session").opt("-t", killed.session.to_string());
         self.kill(&killed, kill).await?;
@@ -276,7 +276,7 @@ impl Engine {
         let listing = Command::new("list-panes")
             .opt("-t", window.tmux())
             .opt("-F", PlaceRow::FORMAT);
-        let killed = (self.doomed(listing, &target.text, TargetKind::Window)).await?;
+        let killed = (self.panes_to_kill(listing, &target.text, TargetKind::Window)).await?;
         self.refuse_own(&killed, "kill")?;
         let window = killed
             .windows
@@ -321,7 +321,14 @@ impl Engine {
         Ok(killed)
     }
 
-    async fn doomed(&self, listing: Command, target: &str, kind: TargetKind) -> Result<Killed> {
+    /// What a kill of `target` removes: the panes `listing` lists, their
+    /// windows and session.
+    async fn panes_to_kill(
+        &self,
+        listing: Command,
+        target: &str,
+        kind: TargetKind,
+    ) -> Result<Killed> {
         let reply = self
             .command(listing)
             .await
