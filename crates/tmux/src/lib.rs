@@ -27,7 +27,7 @@
 //! - `clients`: the engine's table of control clients (one per tracked
 //!   session, and the quiet one).
 //! - `engine`: tracking sessions, routing commands, reconnecting; the
-//!   server's state (epoch, what changed, whether the host was lost).
+//!   server's state (its pid, what changed, whether the host was lost).
 //! - `format`: typed tmux formats (`tmux_format!`): one declaration gives
 //!   the `-F` string and the parser of its lines.
 //! - `panes`: the pane journals and which client owns each pane's output.
