@@ -177,7 +177,7 @@ pub(crate) fn host_argument(server: &TermpilotServer, name: Option<&str>) -> Too
 
 /// A target on a host: the host, its engine and the target as that host's
 /// tmux reads it.
-pub(crate) struct On<'a> {
+pub(crate) struct Located<'a> {
     pub(crate) host: Host,
     pub(crate) engine: Engine,
     pub(crate) target: &'a str,
@@ -185,10 +185,13 @@ pub(crate) struct On<'a> {
 
 /// The host and engine a session, window or pane target names (connecting
 /// to the host on first use), and the target without the host.
-pub(crate) async fn on<'a>(server: &TermpilotServer, text: &'a str) -> Result<On<'a>, Error> {
+pub(crate) async fn located<'a>(
+    server: &TermpilotServer,
+    text: &'a str,
+) -> Result<Located<'a>, Error> {
     let (host, target) = locate(server, text).await?;
     let engine = host.engine(server).await?;
-    Ok(On {
+    Ok(Located {
         host,
         engine,
         target,
@@ -234,11 +237,11 @@ impl Pane {
 /// The pane a `pane` argument names, on its host, within the operator's
 /// scope (a pane outside it gets the error of a pane that does not exist).
 pub(crate) async fn pane(server: &TermpilotServer, text: &str) -> Result<Pane, Error> {
-    let On {
+    let Located {
         host,
         engine,
         target,
-    } = on(server, text).await?;
+    } = located(server, text).await?;
     let id = pane_on(server, &engine, target).await?;
     Ok(Pane { host, engine, id })
 }

@@ -299,9 +299,11 @@ fn alone(confirm: &Confirm, target: &str, bytes: &[u8]) -> Vec<Matched> {
 
 /// The host, engine and pane a pane target names, if it names one.
 async fn resolve(server: &TermpilotServer, target: &str) -> Option<(Host, Engine, PaneId)> {
-    let on = crate::address::on(server, target).await.ok()?;
-    let id = crate::address::any_pane(&on.engine, on.target).await.ok()?;
-    Some((on.host, on.engine, id))
+    let located = crate::address::located(server, target).await.ok()?;
+    let id = crate::address::any_pane(&located.engine, located.target)
+        .await
+        .ok()?;
+    Some((located.host, located.engine, id))
 }
 
 /// The line judged, when one of its readings matches a pattern.

@@ -76,8 +76,11 @@ pub(crate) async fn admit(
         // A batch's own operations are checked as they resolve their panes
         // (a pane outside fails its operation, as a missing one does).
         for (kind, target) in targets(arguments, false) {
-            let on = crate::address::on(server, &target).await?;
-            oversight.scope.check(&on.engine, kind, on.target).await?;
+            let located = crate::address::located(server, &target).await?;
+            oversight
+                .scope
+                .check(&located.engine, kind, located.target)
+                .await?;
         }
     }
     let permit = oversight.confirm.permit();

@@ -39,12 +39,12 @@ impl Step {
 /// strictly increase (MCP says so), and counts are sent at most every
 /// [`COUNT_INTERVAL`], except the one that reaches the total.
 #[derive(Debug, Default)]
-pub(crate) struct Gate {
+pub(crate) struct Throttle {
     /// The last value sent, and when.
     last: Option<(Instant, f64)>,
 }
 
-impl Gate {
+impl Throttle {
     /// Whether `value` (of `total`) may be sent `now`; if so, it becomes the
     /// last value sent.
     pub(crate) fn admit(&mut self, now: Instant, value: f64, total: f64) -> bool {
@@ -95,23 +95,23 @@ mod tests {
     }
 
     #[test]
-    fn the_gate_lets_only_larger_values_through() {
+    fn the_throttle_lets_only_larger_values_through() {
         let start = Instant::now();
-        let mut gate = Gate::default();
-        assert!(gate.admit(start, 1.0, 4.0));
+        let mut throttle = Throttle::default();
+        assert!(throttle.admit(start, 1.0, 4.0));
         let later = start + secs(1.0);
-        assert!(!gate.admit(later, 1.0, 4.0), "the same value twice");
-        assert!(!gate.admit(later, 0.5, 4.0), "a smaller value");
-        assert!(gate.admit(later, 1.5, 4.0));
+        assert!(!throttle.admit(later, 1.0, 4.0), "the same value twice");
+        assert!(!throttle.admit(later, 0.5, 4.0), "a smaller value");
+        assert!(throttle.admit(later, 1.5, 4.0));
     }
 
     #[test]
-    fn the_gate_throttles_counts_but_never_the_total() {
+    fn the_throttle_holds_back_counts_but_never_the_total() {
         let start = Instant::now();
-        let mut gate = Gate::default();
-        assert!(gate.admit(start, 1.0, 4.0));
-        assert!(!gate.admit(start + secs(0.01), 2.0, 4.0), "too soon");
-        assert!(gate.admit(start + secs(0.02), 4.0, 4.0), "the total");
+        let mut throttle = Throttle::default();
+        assert!(throttle.admit(start, 1.0, 4.0));
+        assert!(!throttle.admit(start + secs(0.01), 2.0, 4.0), "too soon");
+        assert!(throttle.admit(start + secs(0.02), 4.0, 4.0), "the total");
     }
 
     /// The sequence run_batch produces for [send_keys, wait 2.5 s, send_keys]
@@ -120,7 +120,7 @@ mod tests {
     #[test]
     fn a_batch_with_a_waiting_step_reports_one_increasing_count() {
         let start = Instant::now();
-        let mut gate = Gate::default();
+        let mut throttle = Throttle::default();
         let total = 3.0;
         let wait = Step { index: 1, total: 3 };
         let limit = secs(2.5);
@@ -134,7 +134,7 @@ mod tests {
         ];
         let sent: Vec<f64> = offered
             .iter()
-            .filter_map(|&(at, value)| gate.admit(at, value, total).then_some(value))
+            .filter_map(|&(at, value)| throttle.admit(at, value, total).then_some(value))
             .collect();
         assert!(sent.windows(2).all(|w| w[0] < w[1]), "{sent:?}");
         assert!(

@@ -55,7 +55,7 @@ pub(crate) struct ServerState {
     /// Facts learnt when connecting.
     facts: Mutex<Option<ServerFacts>>,
     /// Identifies the tmux server instance behind cursors (its pid).
-    epoch: AtomicU32,
+    server_pid: AtomicU32,
     sessions_dirty: AtomicBool,
     /// Set when panes may have gone away, so the supervisor prunes journals.
     panes_dirty: AtomicBool,
@@ -77,7 +77,7 @@ impl ServerState {
     fn new() -> ServerState {
         ServerState {
             facts: Mutex::new(None),
-            epoch: AtomicU32::new(0),
+            server_pid: AtomicU32::new(0),
             sessions_dirty: AtomicBool::new(false),
             panes_dirty: AtomicBool::new(false),
             panes_changed: watch::Sender::new(0),
@@ -338,7 +338,7 @@ impl Engine {
     /// the same socket: cursors carry it, since a new server numbers its
     /// panes anew (0 before the engine first reached a server).
     pub fn server_pid(&self) -> u32 {
-        self.shared.server.epoch.load(Ordering::Acquire)
+        self.shared.server.server_pid.load(Ordering::Acquire)
     }
 
     /// Whether the server's panes run on this machine, so `/proc` here
@@ -595,7 +595,7 @@ impl Engine {
             .filter(|host| host.socket_path == socket_path)
             .map(|host| host.pane);
         self.shared.server.host_lost.store(false, Ordering::Release);
-        let previous = self.shared.server.epoch.swap(pid, Ordering::AcqRel);
+        let previous = self.shared.server.server_pid.swap(pid, Ordering::AcqRel);
         if previous != pid {
             self.shared.panes.clear();
         }
@@ -733,7 +733,7 @@ impl Engine {
 }
 
 crate::format::tmux_format! {
-    /// The tmux server's pid (the engine's epoch) and socket.
+    /// The tmux server's pid (which cursors carry) and socket.
     struct ServerRow {
         pid: u32 = "pid",
         socket_path: String = "socket_path",

@@ -27,12 +27,14 @@
 //! - `clients`: the engine's table of control clients (one per tracked
 //!   session, and the quiet one).
 //! - `engine`: tracking sessions, routing commands, reconnecting; the
-//!   server's state (epoch, what changed, whether the host was lost).
+//!   server's state (its pid, what changed, whether the host was lost).
 //! - `format`: typed tmux formats (`tmux_format!`): one declaration gives
 //!   the `-F` string and the parser of its lines.
 //! - `panes`: the pane journals and which client owns each pane's output.
-//! - `ops`: the typed operations the MCP tools call. Text they return is
-//!   clean, with `run_command`'s wrappers shown as the command lines typed.
+//! - `ops`: the typed operations the MCP tools call, one file per job:
+//!   `listing` (sessions, panes), `lifecycle` (create, split, kill),
+//!   `typing` (keys, pastes), `capture` (a pane's text, its journal). Text
+//!   they return is clean, with `run_command`'s wrappers shown as typed.
 //! - `format`: `tmux_format!`, the one way a tmux query is written: a
 //!   record's fields give both its `-F` format string and the parser of
 //!   tmux's lines (one-field ones too: a session's id, a pane's id, the

@@ -164,7 +164,7 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let epoch = self.server_pid();
+        let server_pid = self.server_pid();
         // Taken before the probe: any change after it voids the probe's facts.
         let changes = self.panes_changed();
         let probe = self.probe_pane(pane).await?;
@@ -243,12 +243,12 @@ impl Engine {
                     if changed.is_err() {
                         // The journal was dropped: the pane was killed, or
                         // the server replaced.
-                        let gone = self.gone_outcome(pane, epoch).await;
+                        let gone = self.gone_outcome(pane, server_pid).await;
                         return self.ended(pane, gone, baseline, scan.lost(), started).await;
                     }
                 }
                 _ = panes_rx.changed() => {
-                    if let Some(gone) = self.pane_gone(pane, epoch).await? {
+                    if let Some(gone) = self.pane_gone(pane, server_pid).await? {
                         return self.ended(pane, gone, baseline, scan.lost(), started).await;
                     }
                 }
@@ -296,7 +296,7 @@ impl Engine {
         let mut panes_rx = self.panes_changed();
         let mut cancels = self.shared.panes.cancels(pane);
         let started_at = crate::person::unix_nanos();
-        let epoch = self.server_pid();
+        let server_pid = self.server_pid();
         let (baseline, dead) = self.sync_pane_state(pane).await?;
         if dead {
             return self
@@ -310,13 +310,13 @@ impl Engine {
             tokio::select! {
                 changed = journal_rx.changed() => {
                     if changed.is_err() {
-                        let gone = self.gone_outcome(pane, epoch).await;
+                        let gone = self.gone_outcome(pane, server_pid).await;
                         return self.ended(pane, gone, baseline, 0, started).await;
                     }
                     last_output = Instant::now();
                 }
                 _ = panes_rx.changed() => {
-                    if let Some(gone) = self.pane_gone(pane, epoch).await? {
+                    if let Some(gone) = self.pane_gone(pane, server_pid).await? {
                         return self.ended(pane, gone, baseline, 0, started).await;
                     }
                 }

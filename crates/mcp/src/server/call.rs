@@ -8,7 +8,7 @@ use rmcp::model::{ClientCapabilities, ProgressToken};
 use rmcp::service::Peer;
 use tokio_util::sync::CancellationToken;
 
-use crate::progress::{Gate, Step};
+use crate::progress::{Step, Throttle};
 use crate::questions::Continuation;
 
 /// What a long call needs from its request: progress reporting and
@@ -19,9 +19,9 @@ pub(crate) struct CallContext {
     pub(super) cancelled: CancellationToken,
     /// Which progress notifications go out (one increasing value). A std
     /// `Mutex`: held for a read and a write, never across an `.await`.
-    pub(super) gate: Mutex<Gate>,
+    pub(super) throttle: Mutex<Throttle>,
     /// The batch step running now, if any: its own progress is reported
-    /// inside it, on the batch's count. A std `Mutex`, as `gate`.
+    /// inside it, on the batch's count. A std `Mutex`, as `throttle`.
     pub(super) step: Mutex<Option<Step>>,
     /// Whether the person was asked about this call, and their answer.
     pub(super) approval: Mutex<crate::audit::Approval>,
@@ -50,7 +50,7 @@ impl CallContext {
             token: None,
             peer,
             cancelled,
-            gate: Mutex::default(),
+            throttle: Mutex::default(),
             step: Mutex::default(),
             approval: Mutex::default(),
             stateless: true,

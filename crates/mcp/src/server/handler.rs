@@ -68,7 +68,7 @@ impl ServerHandler for TermpilotServer {
             token: context.meta.get_progress_token(),
             peer: context.peer.clone(),
             cancelled: context.ct.clone(),
-            gate: Mutex::default(),
+            throttle: Mutex::default(),
             step: Mutex::default(),
             approval: Mutex::default(),
             stateless,

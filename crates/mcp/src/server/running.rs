@@ -67,7 +67,7 @@ impl CallContext {
     /// the response does not arrive in the same read as it (see
     /// [`crate::progress::SETTLE_BEFORE_RESPONSE`]).
     pub(super) async fn settle_before_response(&self) {
-        let Some(sent) = lock(&self.gate).last_sent() else {
+        let Some(sent) = lock(&self.throttle).last_sent() else {
             return;
         };
         let ready = sent + crate::progress::SETTLE_BEFORE_RESPONSE;
@@ -164,12 +164,12 @@ impl CallContext {
     }
 
     /// Sends a progress notification when the client asked for progress and
-    /// the gate lets the value through.
+    /// the throttle lets the value through.
     async fn notify(&self, value: f64, total: f64, message: String) {
         let Some(token) = self.token.clone() else {
             return;
         };
-        if !lock(&self.gate).admit(tokio::time::Instant::now(), value, total) {
+        if !lock(&self.throttle).admit(tokio::time::Instant::now(), value, total) {
             return;
         }
         let param = ProgressNotificationParam::new(token, value)

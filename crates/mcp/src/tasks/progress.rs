@@ -16,7 +16,7 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::Peer;
 use tokio::time::Instant;
 
-use crate::progress::Gate;
+use crate::progress::Throttle;
 
 /// How close to its total a running task's progress may come: the total
 /// itself is sent only when the task ends.
@@ -28,7 +28,7 @@ pub(super) struct Progress {
     peer: Peer<RoleServer>,
     /// Seconds.
     total: f64,
-    gate: Gate,
+    throttle: Throttle,
 }
 
 impl Progress {
@@ -42,7 +42,7 @@ impl Progress {
             token: token?,
             peer,
             total: total.as_secs_f64(),
-            gate: Gate::default(),
+            throttle: Throttle::default(),
         })
     }
 
@@ -50,14 +50,14 @@ impl Progress {
     /// (the value would not increase).
     pub(super) async fn working(&mut self, elapsed: Duration, message: String) {
         let value = elapsed.as_secs_f64().min(self.total * CEILING);
-        if self.gate.admit(Instant::now(), value, self.total) {
+        if self.throttle.admit(Instant::now(), value, self.total) {
             self.send(value, message).await;
         }
     }
 
     /// The task has ended: the total.
     pub(super) async fn done(mut self, message: String) {
-        if self.gate.admit(Instant::now(), self.total, self.total) {
+        if self.throttle.admit(Instant::now(), self.total, self.total) {
             self.send(self.total, message).await;
         }
     }

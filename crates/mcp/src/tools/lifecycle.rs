@@ -212,15 +212,18 @@ impl Tool for CreateWindow {
         _: &CallContext,
     ) -> Outcome {
         let env = env_pairs(params.env)?;
-        let on = address::on(server, &params.session).await?;
-        let slot = address::window_slot(on.target)?;
+        let located = address::located(server, &params.session).await?;
+        let slot = address::window_slot(located.target)?;
         let options = NewWindow {
             name: params.name,
             command: params.command,
             cwd: params.cwd,
             env,
         };
-        created(&on.host, on.engine.create_window(&slot, &options).await)
+        created(
+            &located.host,
+            located.engine.create_window(&slot, &options).await,
+        )
     }
 
     fn typed(arguments: &serde_json::Value) -> Vec<Piece> {
@@ -283,9 +286,9 @@ impl Tool for SplitPane {
 
     async fn call(server: &TermpilotServer, params: SplitPaneParams, _: &CallContext) -> Outcome {
         let env = env_pairs(params.env)?;
-        let on = address::on(server, &params.pane).await?;
+        let located = address::located(server, &params.pane).await?;
         let options = Split {
-            target: address::pane_target(on.target)?,
+            target: address::pane_target(located.target)?,
             direction: match params.direction {
                 Direction::Right => SplitDirection::Right,
                 Direction::Left => SplitDirection::Left,
@@ -297,7 +300,7 @@ impl Tool for SplitPane {
             cwd: params.cwd,
             env,
         };
-        created(&on.host, on.engine.split_pane(&options).await)
+        created(&located.host, located.engine.split_pane(&options).await)
     }
 
     fn typed(arguments: &serde_json::Value) -> Vec<Piece> {
@@ -370,9 +373,9 @@ impl Tool for KillSession {
     type Output = KilledEntry;
 
     async fn call(server: &TermpilotServer, params: KillSessionParams, _: &CallContext) -> Outcome {
-        let on = address::on(server, &params.session).await?;
-        let session = address::session_target(on.target)?;
-        killed(&on.host, on.engine.kill_session(&session).await)
+        let located = address::located(server, &params.session).await?;
+        let session = address::session_target(located.target)?;
+        killed(&located.host, located.engine.kill_session(&session).await)
     }
 }
 
@@ -399,9 +402,9 @@ impl Tool for KillWindow {
     type Output = KilledEntry;
 
     async fn call(server: &TermpilotServer, params: KillWindowParams, _: &CallContext) -> Outcome {
-        let on = address::on(server, &params.window).await?;
-        let window = address::window_target(on.target)?;
-        killed(&on.host, on.engine.kill_window(&window).await)
+        let located = address::located(server, &params.window).await?;
+        let window = address::window_target(located.target)?;
+        killed(&located.host, located.engine.kill_window(&window).await)
     }
 }
 
@@ -425,8 +428,8 @@ impl Tool for KillPane {
     type Output = KilledEntry;
 
     async fn call(server: &TermpilotServer, params: KillPaneParams, _: &CallContext) -> Outcome {
-        let on = address::on(server, &params.pane).await?;
-        let pane = address::pane_target(on.target)?;
-        killed(&on.host, on.engine.kill_pane(&pane).await)
+        let located = address::located(server, &params.pane).await?;
+        let pane = address::pane_target(located.target)?;
+        killed(&located.host, located.engine.kill_pane(&pane).await)
     }
 }

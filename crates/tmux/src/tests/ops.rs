@@ -1,4 +1,4 @@
-//! The typed operations (`ops.rs`, with `targets.rs` and `person.rs`
+//! The typed operations (`ops/`, with `targets.rs` and `person.rs`
 //! behind them) against the model of a tmux server.
 
 use termpilot_control::{PaneId, SessionId, TargetKind, WindowId};

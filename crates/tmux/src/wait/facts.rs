@@ -132,23 +132,23 @@ impl Engine {
     }
 
     /// Whether the pane (or the whole server, since the wait started in
-    /// server `epoch`) is gone: `None` while the pane lives.
-    pub(super) async fn pane_gone(&self, pane: PaneId, epoch: u32) -> Result<Option<Outcome>> {
+    /// the server of pid `server_pid`) is gone: `None` while the pane lives.
+    pub(super) async fn pane_gone(&self, pane: PaneId, server_pid: u32) -> Result<Option<Outcome>> {
         if self.shared.any_client().is_none() {
             // Every control client ended: the server or the connection to
             // its host went away. Asking about the pane now would start a
             // new one.
-            return Ok(Some(self.gone_outcome(pane, epoch).await));
+            return Ok(Some(self.gone_outcome(pane, server_pid).await));
         }
         match self.pane_facts(pane).await {
             Ok(facts) if facts.exists && !facts.dead => Ok(None),
             // tmux answered, so its server runs: the pane is gone (or a
             // new server answered).
-            Ok(_) if self.server_pid() == epoch => Ok(Some(Outcome::PaneExited)),
+            Ok(_) if self.server_pid() == server_pid => Ok(Some(Outcome::PaneExited)),
             Ok(_) => Ok(Some(Outcome::ServerExited)),
             // The query's client closed under it: so did the server (or
             // the connection to its host).
-            Err(Error::Disconnected { .. }) => Ok(Some(self.gone_outcome(pane, epoch).await)),
+            Err(Error::Disconnected { .. }) => Ok(Some(self.gone_outcome(pane, server_pid).await)),
             // The session of the client that carried the query ended, and
             // the server runs on. That ending changed the panes, so the
             // wait asks again at once, on another client.
@@ -157,15 +157,15 @@ impl Engine {
         }
     }
 
-    /// How a wait on `pane` started in server `epoch` ends when its pane
+    /// How a wait on `pane` started in the server of pid `server_pid` ends when its pane
     /// is gone. A pane termpilot killed exited, even when the server has
     /// gone since: killing its last pane ends it.
-    pub(super) async fn gone_outcome(&self, pane: PaneId, epoch: u32) -> Outcome {
+    pub(super) async fn gone_outcome(&self, pane: PaneId, server_pid: u32) -> Outcome {
         if self.connection_lost() {
             Outcome::HostLost
-        } else if self.server_pid() != epoch {
+        } else if self.server_pid() != server_pid {
             Outcome::ServerExited
-        } else if self.shared.panes.killed(pane) || self.server_runs(epoch).await {
+        } else if self.shared.panes.killed(pane) || self.server_runs(server_pid).await {
             Outcome::PaneExited
         } else if self.connection_lost() {
             // The last clients of a dropped connection ended meanwhile.
