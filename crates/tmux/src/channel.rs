@@ -31,7 +31,7 @@ pub enum ChannelOutcome {
 }
 
 /// What asking the server's pid after a wait tells.
-enum Since {
+pub(crate) enum Since {
     /// The server the wait started on still runs.
     Same,
     /// tmux answered: no server runs, or another one (another pid).
@@ -85,8 +85,9 @@ impl Engine {
 
     /// Whether the server whose pid is `server_pid` still runs, asked outside control
     /// mode: the control clients may not have noticed yet that the server
-    /// (or the connection to its host) went away.
-    async fn server_since(&self, server_pid: u32) -> Since {
+    /// (or the connection to its host) went away. Channel waits and text
+    /// waits whose pane went both ask it.
+    pub(crate) async fn server_since(&self, server_pid: u32) -> Since {
         let args = ["display-message", "-p", ServerPidRow::FORMAT]
             .map(OsString::from)
             .to_vec();

@@ -8,11 +8,11 @@ use tokio::sync::watch;
 
 use super::Outcome;
 use super::screen::{SWITCH_MAX, switches_screen};
+use crate::channel::Since;
 use crate::cursor::Cursor;
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
-use crate::format::{ServerPidRow, tmux_format};
-use crate::transport::OneShot;
+use crate::format::tmux_format;
 
 /// A pane's state, in one query: read when a wait ends, when waits check
 /// that their pane lives, and by `run_command` before it types.
@@ -179,13 +179,11 @@ impl Engine {
     /// the control clients: tmux ends those one by one, so while a killed
     /// server goes, some are still there.
     async fn server_runs(&self, server_pid: u32) -> bool {
-        let args = ["display-message", "-p", ServerPidRow::FORMAT];
-        let asked = (self.shared.transport).run(args.map(Into::into).to_vec());
-        match tokio::time::timeout(SERVER_CHECK, asked).await {
-            Ok(Ok(OneShot::Reply(printed))) => ServerPidRow::parse("display-message", &printed)
-                .is_ok_and(|row| row.pid == server_pid),
-            _ => false,
-        }
+        let asked = self.server_since(server_pid);
+        matches!(
+            tokio::time::timeout(SERVER_CHECK, asked).await,
+            Ok(Since::Same)
+        )
     }
 }
 
