@@ -95,6 +95,17 @@ pub(crate) struct ServerFacts {
 }
 
 impl Shared {
+    /// The server's sessions, asked of a `tmux list-sessions` outside
+    /// control mode (to connect, or to tell a session's end from the
+    /// server's); none when no server runs.
+    async fn sessions_by_subprocess(&self) -> Result<Vec<SessionId>> {
+        match self.transport.run(SessionIdRow::listing_args()).await? {
+            OneShot::Reply(listed) => Ok(SessionIdRow::ids_in(&listed)),
+            OneShot::NoServer => Ok(Vec::new()),
+            OneShot::Refused { why } => Err(self.connect_error(why)),
+        }
+    }
+
     pub(crate) fn connect_error(&self, reason: String) -> Error {
         Error::Connect {
             socket: self.transport.describe(),
@@ -213,11 +224,9 @@ impl client::Listener for Shared {
 
     fn session_gone(&self, session: SessionId) -> crate::transport::BoxFuture<'_, bool> {
         Box::pin(async move {
-            let listing = self.transport.run(SessionIdRow::listing_args());
-            let Ok(OneShot::Reply(listed)) = listing.await else {
+            let Ok(sessions) = self.sessions_by_subprocess().await else {
                 return false;
             };
-            let sessions = SessionIdRow::ids_in(&listed);
             !sessions.is_empty() && !sessions.contains(&session)
         })
     }
@@ -566,16 +575,7 @@ impl Engine {
     /// Runs `tmux list-sessions` outside control mode: used only to connect,
     /// when there is no control client to ask. An absent server is no error.
     async fn list_sessions_by_subprocess(&self) -> Result<Vec<SessionId>> {
-        match self
-            .shared
-            .transport
-            .run(SessionIdRow::listing_args())
-            .await?
-        {
-            OneShot::Reply(listed) => Ok(SessionIdRow::ids_in(&listed)),
-            OneShot::NoServer => Ok(Vec::new()),
-            OneShot::Refused { why } => Err(self.shared.connect_error(why)),
-        }
+        self.shared.sessions_by_subprocess().await
     }
 
     async fn learn_server_facts(&self) -> Result<()> {
