@@ -20,7 +20,8 @@ use std::time::Duration;
 use termpilot_control::{Command, PaneId};
 use tokio::time::Instant;
 
-use super::{Running, proc, ready_for_input};
+use super::follow::ready_for_input;
+use super::{Running, proc};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::format::{lines, tmux_format};
