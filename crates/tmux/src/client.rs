@@ -100,6 +100,23 @@ impl Replies {
     }
 }
 
+/// The replies still to come for a group already handed to a client's task.
+#[derive(Debug)]
+pub(crate) struct GroupReplies {
+    command: &'static str,
+    rx: oneshot::Receiver<Result<Vec<Answer>>>,
+}
+
+impl GroupReplies {
+    /// Waits for the replies of the group's commands that ran.
+    pub(crate) async fn answers(self) -> Result<Vec<Answer>> {
+        match self.rx.await {
+            Ok(answers) => answers,
+            Err(_) => Err(disconnected(self.command, "the control client stopped")),
+        }
+    }
+}
+
 impl std::fmt::Debug for ClientHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "client#{} ({})", self.id.0, self.session)
@@ -149,13 +166,16 @@ impl ClientHandle {
     /// Sends a group of commands on one line and waits for the replies of
     /// those that ran.
     pub(crate) async fn call_group(&self, group: Group) -> Result<Vec<Answer>> {
-        let name = group.parts.first().map_or("", |p| p.0);
+        self.send_group(group).await.answers().await
+    }
+
+    /// Hands a group of commands to the client's task, which writes it
+    /// after everything handed to it before; the replies come later.
+    pub(crate) async fn send_group(&self, group: Group) -> GroupReplies {
+        let command = group.parts.first().map_or("", |p| p.0);
         let (tx, rx) = oneshot::channel();
         let _ = self.tx.send(Request::Group(group, tx)).await;
-        match rx.await {
-            Ok(answers) => answers,
-            Err(_) => Err(disconnected(name, "the control client stopped")),
-        }
+        GroupReplies { command, rx }
     }
 
     /// Asks the client to detach (an empty line) and exit.

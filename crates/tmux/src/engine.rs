@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, Weak};
 use termpilot_control::{Command, PaneId, Reply, SessionId, TargetKind};
 use tokio::sync::watch;
 
-use crate::client::{self, Answer, Call, ClientHandle, Role};
+use crate::client::{self, Answer, Call, ClientHandle, Group, Role};
 use crate::clients::Clients;
 use crate::config::EngineConfig;
 use crate::error::{Error, Result};
@@ -754,6 +754,25 @@ pub(crate) fn call(command: Command, cursor_pane: Option<PaneId>) -> Result<Call
         command: name,
         cursor_pane,
     })
+}
+
+/// Commands joined into one line (see [`Group`]), each with the pane whose
+/// journal end its reply snapshots.
+pub(crate) fn group(
+    commands: impl IntoIterator<Item = (Command, Option<PaneId>)>,
+) -> Result<Group> {
+    let mut line = Vec::new();
+    let mut parts = Vec::new();
+    for (command, cursor_pane) in commands {
+        let built = call(command, cursor_pane)?;
+        if !line.is_empty() {
+            line.extend_from_slice(b" ; ");
+        }
+        line.extend_from_slice(built.line.strip_suffix(b"\n").unwrap_or(&built.line));
+        parts.push((built.command, built.cursor_pane));
+    }
+    line.push(b'\n');
+    Ok(Group { line, parts })
 }
 
 /// Runs one command and turns `%error` into [`Error::Command`].

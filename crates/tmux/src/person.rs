@@ -31,9 +31,9 @@ use termpilot_control::{Command, PaneId, SessionId, TargetKind, WindowId};
 use tokio::runtime::RuntimeFlavor;
 use tokio::sync::watch;
 
-use crate::client::{Answer, Group};
+use crate::client::{Answer, Group, GroupReplies};
 use crate::config::EngineConfig;
-use crate::engine::{Engine, Shared, call, not_found_pane, ok_reply};
+use crate::engine::{Engine, Shared, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
 use crate::format::{HeldRow, tmux_format};
 use crate::ops::PaneScope;
@@ -91,21 +91,9 @@ fn guarded_line(
     commands: Vec<Command>,
     cursor_pane: Option<PaneId>,
 ) -> Result<Group> {
-    let mut line = Vec::new();
-    let mut parts = Vec::with_capacity(commands.len() + 1);
-    for (i, command) in std::iter::once(unless_held(pane))
-        .chain(commands)
-        .enumerate()
-    {
-        let built = call(command, None)?;
-        if i > 0 {
-            line.extend_from_slice(b" ; ");
-        }
-        line.extend_from_slice(built.line.strip_suffix(b"\n").unwrap_or(&built.line));
-        parts.push((built.command, cursor_pane.filter(|_| i == 1)));
-    }
-    line.push(b'\n');
-    Ok(Group { line, parts })
+    let first = (commands.into_iter().enumerate())
+        .map(|(i, command)| (command, cursor_pane.filter(|_| i == 0)));
+    crate::engine::group(std::iter::once((unless_held(pane), None)).chain(first))
 }
 
 /// Whether a reply is the guard's refusal.
@@ -151,16 +139,38 @@ impl Engine {
         bytes: &[u8],
         commands: Vec<Command>,
     ) -> Result<u64> {
+        let (cursor, _) = self
+            .type_unless_held_then(pane, bytes, commands, None)
+            .await?;
+        Ok(cursor)
+    }
+
+    /// [`Engine::type_unless_held`], with `then` written right after the
+    /// input on the same client (so tmux runs it after the keys, and its
+    /// replies fall in the pane's stream); its replies, when it was sent.
+    /// It is not sent when the input goes through another client.
+    pub(crate) async fn type_unless_held_then(
+        &self,
+        pane: PaneId,
+        bytes: &[u8],
+        commands: Vec<Command>,
+        then: Option<Group>,
+    ) -> Result<(u64, Option<GroupReplies>)> {
         let line = self.shared.gate.pane_line(pane);
         self.gate_input(pane, bytes)?;
-        let typed = self.run_unless_held(pane, commands).await;
+        let typed = self.run_unless_held(pane, commands, then).await;
         if let Err(Error::HeldByPerson { .. }) = &typed {
             self.shared.gate.put_back(pane, line);
         }
         typed
     }
 
-    async fn run_unless_held(&self, pane: PaneId, commands: Vec<Command>) -> Result<u64> {
+    async fn run_unless_held(
+        &self,
+        pane: PaneId,
+        commands: Vec<Command>,
+        then: Option<Group>,
+    ) -> Result<(u64, Option<GroupReplies>)> {
         self.forget_ready(pane);
         let client = self.client_for_pane(pane).await?;
         let before = self.journal_end(pane);
@@ -171,12 +181,20 @@ impl Engine {
             let answers = quiet
                 .call_group(guarded_line(pane, commands, None)?)
                 .await?;
-            return self.typed_unless_held(pane, answers, before).await;
+            let cursor = self.typed_unless_held(pane, answers, before).await?;
+            return Ok((cursor, None));
         }
         let group = guarded_line(pane, commands, Some(pane))?;
+        let (sent_then, then_replies) = tokio::sync::oneshot::channel();
         // A task of its own: the line is sent even when the wait ends first.
-        let replies = tokio::spawn(async move { client.call_group(group).await });
-        match tokio::time::timeout(GUARDED_REPLY_WAIT, replies).await {
+        let replies = tokio::spawn(async move {
+            let replies = client.send_group(group).await;
+            if let Some(then) = then {
+                let _ = sent_then.send(client.send_group(then).await);
+            }
+            replies.answers().await
+        });
+        let typed = match tokio::time::timeout(GUARDED_REPLY_WAIT, replies).await {
             Ok(Ok(answers)) => self.typed_unless_held(pane, answers?, before).await,
             Ok(Err(_)) => Err(Error::Disconnected {
                 command: "send-keys".into(),
@@ -186,7 +204,8 @@ impl Engine {
             // the line, so whether the guard refused is the pane's state
             // now, unless a person took or gave it back this very moment.
             Err(_) => self.refuse_held(&[pane]).await.map(|()| before),
-        }
+        };
+        Ok((typed?, then_replies.await.ok()))
     }
 
     /// The cursor of guarded input from its replies, or why it was not

@@ -3,6 +3,7 @@
 use termpilot_control::{Command, PaneId};
 use termpilot_keys::Key;
 
+use crate::client::{Group, GroupReplies};
 use crate::cursor::Cursor;
 use crate::engine::{Engine, call, not_found_pane, ok_reply};
 use crate::error::{Error, Result};
@@ -26,14 +27,26 @@ impl Engine {
     /// Types into a pane: literal text, then keys, then Enter. Returns the
     /// pane's cursor from before the input.
     pub async fn send_input(&self, pane: PaneId, input: &Input) -> Result<Cursor> {
+        let (cursor, _) = self.send_input_then(pane, input, None).await?;
+        Ok(cursor)
+    }
+
+    /// [`Engine::send_input`], with `then` run right after the input on the
+    /// same client (see [`Engine::type_unless_held_then`]).
+    pub(crate) async fn send_input_then(
+        &self,
+        pane: PaneId,
+        input: &Input,
+        then: Option<Group>,
+    ) -> Result<(Cursor, Option<GroupReplies>)> {
         self.refuse_own_pane(pane, "type into")?;
         let bytes = crate::gate::input_bytes(input);
         let commands = input_commands(pane, input);
-        let cursor = self.type_unless_held(pane, &bytes, commands).await?;
+        let (cursor, then) = (self.type_unless_held_then(pane, &bytes, commands, then)).await?;
         if let Some(text) = &input.text {
             self.shared.panes.record_typed(pane, cursor, text);
         }
-        Ok(self.cursor(pane, cursor))
+        Ok((self.cursor(pane, cursor), then))
     }
 
     /// Pastes text into a pane through a tmux buffer, bracketed when the

@@ -175,7 +175,14 @@ impl Engine {
             }
             let in_charge = match running.shell_pid {
                 Some(pid) => {
-                    let fs = self.shell_procfs(running).await;
+                    let ahead = match &running.look_ahead {
+                        Some(ahead) => ahead.after(end.after).await,
+                        None => None,
+                    };
+                    let fs = match ahead {
+                        Some(fs) => fs,
+                        None => self.shell_procfs(running).await,
+                    };
                     let in_charge = proc::in_charge(fs.as_ref(), pid);
                     looks.in_charge = in_charge.then_some(fs);
                     in_charge

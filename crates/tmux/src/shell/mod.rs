@@ -55,7 +55,7 @@ mod report;
 mod unseen;
 pub use awaiting::DEFAULT_INPUT_SETTLE;
 // A pane's processes are read on its own host (see `Engine::procfs`).
-use crate::procfs::Procfs;
+use crate::procfs::{LookAhead, Procfs};
 use termpilot_shell::{EndMarker, MarkerDoubt, Tracker, new_nonce, shown_prompt};
 pub use termpilot_shell::{NotRun, Shell, hide_wrappers, wrapper};
 
@@ -166,6 +166,10 @@ pub(crate) struct Running {
     shell_pid: Option<u32>,
     /// Where the shell's processes are read (known with `shell_pid`).
     procs: Option<PaneProcs>,
+    /// On another host, the look at its processes asked for with the keys
+    /// (see [`LookAhead`]): the first end marker's look, when it comes in
+    /// time.
+    look_ahead: Option<Arc<LookAhead>>,
     /// Which shell it is: one with a line editor is followed until that
     /// editor has the terminal again (see [`Engine::until_ready_for_input`]).
     shell: Shell,
@@ -319,9 +323,15 @@ impl Engine {
             keys: Vec::new(),
             enter: true,
         };
+        let ahead = (procs.as_ref().zip(shell_pid))
+            .and_then(|(procs, shell)| self.look_ahead_line(pane, shell, procs.pid, &procs.tty));
+        let (ahead_line, tty) = ahead.unzip();
         let started = Instant::now();
         let outages = self.shared.outages();
-        let cursor = self.send_input(pane, &input).await?.offset;
+        let (cursor, ahead) = self.send_input_then(pane, &input, ahead_line).await?;
+        let cursor = cursor.offset;
+        let look_ahead =
+            (ahead.zip(tty)).map(|(replies, tty)| Arc::new(self.look_ahead(replies, tty)));
         let journal_max = self.shared.config.journal_bytes;
         let running = Running {
             pane,
@@ -331,6 +341,7 @@ impl Engine {
             tracker: Arc::new(Mutex::new(Tracker::new(&nonce, cursor, journal_max))),
             shell_pid,
             procs,
+            look_ahead,
             shell,
             prompt,
             command: command.to_owned(),
