@@ -207,12 +207,11 @@ impl ServerAdmin {
     /// Ends the server and every session on it, whoever started it (check
     /// [`ServerSurvey::stop_check`] first).
     pub async fn kill_server(&self) -> Result<Stopped> {
-        Ok(
-            match self.ask("kill-server", args(["kill-server"])).await? {
-                Some(_) => Stopped::Ended,
-                None => Stopped::WasNotRunning,
-            },
-        )
+        let killed = self.ask("kill-server", args(["kill-server"])).await?;
+        Ok(match killed {
+            Some(_) => Stopped::Ended,
+            None => Stopped::WasNotRunning,
+        })
     }
 
     /// Creates `session` detached, starting the server when none runs;
@@ -235,10 +234,9 @@ impl ServerAdmin {
     /// Detaches the tmux client whose terminal is `tty` (a person's
     /// `tmux attach`, named by its terminal's path).
     pub async fn detach_client(&self, tty: &str) -> Result<()> {
-        let line = args(["detach-client", "-t"])
-            .into_iter()
-            .chain([tty.into()]);
-        match self.ask("detach-client", line.collect()).await? {
+        let mut line = args(["detach-client", "-t"]);
+        line.push(tty.into());
+        match self.ask("detach-client", line).await? {
             Some(_) => Ok(()),
             None => Err(self.no_server_error("no tmux server is running there")),
         }
