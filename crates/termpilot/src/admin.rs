@@ -3,13 +3,13 @@
 //! agent's work survives a client restart), so a person needs both.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Output};
+use std::path::Path;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use termpilot_tmux::STARTED_MARK;
+use termpilot_tmux::{ServerAdmin, StopCheck, Stopped};
 
 use crate::server_args::ServerSelection;
 
@@ -32,102 +32,54 @@ pub struct StopArgs {
     force: bool,
 }
 
-/// Runs `tmux <socket> ARGS` and returns its output.
-fn tmux(server: &ServerSelection, args: &[&str]) -> anyhow::Result<Output> {
-    Command::new(&server.tmux)
-        .args(server.socket_args())
-        .args(args)
-        .output()
-        .with_context(|| format!("cannot run {}: is tmux installed?", server.tmux.display()))
+/// The server `status` and `stop` talk to, with a runtime of its own: they
+/// ask tmux through the engine's one-shot commands (see
+/// `termpilot_tmux::server_admin`), which attach no client to it.
+struct Admin {
+    runtime: tokio::runtime::Runtime,
+    server: ServerAdmin,
 }
 
-/// The server's sessions as `(name, windows, people attached)`, or `None`
-/// when no server runs on the socket.
-fn sessions(server: &ServerSelection) -> anyhow::Result<Option<Vec<(String, String, usize)>>> {
-    let listed = tmux(
-        server,
-        &[
-            "list-sessions",
-            "-F",
-            "#{session_name}\x1f#{session_windows}",
-        ],
-    )?;
-    if !listed.status.success() {
-        return Ok(None);
+impl Admin {
+    fn new(selection: &ServerSelection) -> anyhow::Result<Admin> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the async runtime")?;
+        let server = ServerAdmin::new(selection.engine_config());
+        Ok(Admin { runtime, server })
     }
-    let people = people(server)?;
-    let text = String::from_utf8_lossy(&listed.stdout);
-    Ok(Some(
-        text.lines()
-            .filter_map(|line| line.split_once('\x1f'))
-            .map(|(name, windows)| {
-                let attached = people.iter().filter(|p| p.as_str() == name).count();
-                (name.to_owned(), windows.to_owned(), attached)
-            })
-            .collect(),
-    ))
-}
 
-/// The session of every person's client (control clients are termpilot's
-/// own connections, not people).
-fn people(server: &ServerSelection) -> anyhow::Result<Vec<String>> {
-    let clients = tmux(
-        server,
-        &[
-            "list-clients",
-            "-F",
-            "#{client_control_mode}\x1f#{session_name}",
-        ],
-    )?;
-    Ok(String::from_utf8_lossy(&clients.stdout)
-        .lines()
-        .filter_map(|line| line.split_once('\x1f'))
-        .filter(|(control, _)| *control == "0")
-        .map(|(_, session)| session.to_owned())
-        .collect())
-}
-
-fn socket_text(server: &ServerSelection) -> String {
-    server
-        .socket_args()
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Whether termpilot started the server (it marks the servers it starts).
-fn started_by_termpilot(server: &ServerSelection) -> anyhow::Result<bool> {
-    let shown = tmux(server, &["show-options", "-gv", STARTED_MARK])?;
-    Ok(shown.status.success() && String::from_utf8_lossy(&shown.stdout).trim() == "1")
+    /// Runs one of the server's queries or commands to its end.
+    fn run<T>(&self, asked: impl Future<Output = termpilot_tmux::Result<T>>) -> anyhow::Result<T> {
+        Ok(self.runtime.block_on(asked)?)
+    }
 }
 
 /// `termpilot status`.
 pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
-    let server = &args.server;
-    let version = tmux(server, &["-V"])?;
+    let admin = Admin::new(&args.server)?;
+    let server = &admin.server;
+    let version = admin.run(server.tmux_version())?;
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "tmux: {}",
-        String::from_utf8_lossy(&version.stdout).trim()
-    )?;
-    writeln!(out, "socket: {}", socket_text(server))?;
-    let Some(sessions) = sessions(server)? else {
+    writeln!(out, "tmux: {version}")?;
+    writeln!(out, "socket: {}", server.describe())?;
+    let Some(survey) = admin.run(server.survey())? else {
         writeln!(out, "server: not running (serve starts it)")?;
         return Ok(ExitCode::SUCCESS);
     };
-    let origin = if started_by_termpilot(server)? {
+    let origin = if survey.started_by_termpilot {
         "started by termpilot"
     } else {
         "not started by termpilot"
     };
     writeln!(out, "server: running, {origin}")?;
-    writeln!(out, "sessions: {}", sessions.len())?;
-    for (name, windows, attached) in sessions {
+    writeln!(out, "sessions: {}", survey.sessions.len())?;
+    for session in &survey.sessions {
         writeln!(
             out,
-            "  {name}: {windows} windows, {attached} people attached"
+            "  {}: {} windows, {} people attached",
+            session.name, session.windows, session.people
         )?;
     }
     writeln!(
@@ -141,49 +93,43 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
 
 /// `termpilot stop`.
 pub fn stop(args: StopArgs) -> anyhow::Result<ExitCode> {
-    let server = &args.server;
-    let Some(sessions) = sessions(server)? else {
-        eprintln!("termpilot: no tmux server runs on {}", socket_text(server));
+    let admin = Admin::new(&args.server)?;
+    let server = &admin.server;
+    let socket = server.describe();
+    let Some(survey) = admin.run(server.survey())? else {
+        eprintln!("termpilot: no tmux server runs on {socket}");
         return Ok(ExitCode::SUCCESS);
     };
-    if !args.force && !started_by_termpilot(server)? {
-        anyhow::bail!(
-            "the tmux server on {} was not started by termpilot; end it with --force if you \
-             mean to",
-            socket_text(server)
-        );
+    match survey.stop_check() {
+        _ if args.force => {}
+        StopCheck::Clear => {}
+        StopCheck::NotStartedByTermpilot => anyhow::bail!(
+            "the tmux server on {socket} was not started by termpilot; end it with --force if \
+             you mean to"
+        ),
+        StopCheck::PeopleAttached(people) => {
+            if !confirm(people)? {
+                anyhow::bail!(
+                    "{people} people are attached to the server on {socket}; not ended \
+                     (--force ends it anyway)"
+                );
+            }
+        }
     }
-    let people: usize = sessions.iter().map(|s| s.2).sum();
-    if people > 0 && !args.force && !confirm(people)? {
-        anyhow::bail!(
-            "{people} people are attached to the server on {}; not ended (--force ends it \
-             anyway)",
-            socket_text(server)
-        );
+    let stopped = admin
+        .run(server.kill_server())
+        .context("tmux could not end the server")?;
+    if stopped == Stopped::WasNotRunning {
+        // It ended by itself since the survey.
+        eprintln!("termpilot: no tmux server runs on {socket}");
+        return Ok(ExitCode::SUCCESS);
     }
-    let socket = socket_file(server)?;
-    let killed = tmux(server, &["kill-server"])?;
-    anyhow::ensure!(
-        killed.status.success(),
-        "tmux could not end the server: {}",
-        String::from_utf8_lossy(&killed.stderr).trim()
-    );
-    if let Some(socket) = socket {
-        remove_dead_socket(&socket);
-    }
+    remove_dead_socket(&survey.socket_path);
     eprintln!(
-        "termpilot: ended the tmux server on {} ({} sessions)",
-        socket_text(server),
-        sessions.len()
+        "termpilot: ended the tmux server on {socket} ({} sessions)",
+        survey.sessions.len()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The path of the running server's socket file.
-fn socket_file(server: &ServerSelection) -> anyhow::Result<Option<PathBuf>> {
-    let shown = tmux(server, &["display-message", "-p", "#{socket_path}"])?;
-    let path = String::from_utf8_lossy(&shown.stdout).trim().to_owned();
-    Ok((shown.status.success() && !path.is_empty()).then(|| PathBuf::from(path)))
 }
 
 /// Removes the socket file a server left when it ended (tmux leaves it),

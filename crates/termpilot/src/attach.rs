@@ -171,6 +171,10 @@ fn attach_with(args: &AttachArgs, runtime: &Runtime) -> anyhow::Result<ExitCode>
 
 fn run_session(args: &AttachArgs, keyboard: &Keyboard) -> anyhow::Result<Outcome> {
     let terminal = Terminal::stdio().context("cannot use standard input/output")?;
+    // The one tmux command that is a process of its own, not the person's
+    // engine: `tmux attach` is the tmux client the person's terminal (the
+    // PTY) is handed to, and only a client that owns a terminal can show
+    // the pane and take its keys. No engine can stand in for it.
     let mut attach = Command::new(&args.server.tmux);
     attach
         .args(args.server.socket_args())

@@ -1,5 +1,24 @@
 //! The `termpilot` command: an MCP server that gives AI agents real
 //! terminals in tmux.
+//!
+//! Layout:
+//! - `main.rs`: the subcommands (`Commands`) and `serve`, which builds the
+//!   engine (`Hosts`) and the MCP server over stdio or HTTP.
+//! - `server_args`: the options the subcommands share (which tmux server,
+//!   hosts, secrets, recordings, oversight, HTTP limits, tasks).
+//! - `run`: `termpilot run`, a command in a PTY behind bound keys; with
+//!   `--detachable`, in a session of termpilot's server created through the
+//!   engine (`termpilot_tmux::ServerAdmin`).
+//! - `attach`: `termpilot attach`, a person at a pane through an engine of
+//!   their own (`termpilot_tmux::person::Person`).
+//! - `admin`: `termpilot status` and `stop`, through the engine's one-shot
+//!   commands (`termpilot_tmux::ServerAdmin`), which attach no client.
+//! - `replay`: plays a recording in the terminal.
+//! - `redacted_log`: the log on stderr, secrets hidden.
+//!
+//! Every tmux command goes through the engine crate except the `tmux attach`
+//! of `run` and `attach`: that one is the tmux client a person's terminal
+//! is handed to, so it must be a process owning the PTY.
 
 mod admin;
 mod attach;

@@ -7,18 +7,21 @@
 //! MCP. A plain PTY child cannot be moved into tmux afterwards, so the choice is made
 //! before the command starts.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::server_args::ServerSelection;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use termpilot_keys::Key;
 use termpilot_pty::{Action, Outcome, Session, SessionBuilder, Terminal, parse_binding};
+use termpilot_tmux::{DetachedSession, ServerAdmin};
+use tokio::runtime::Runtime;
 
 /// Arguments of `termpilot run`.
 #[derive(Debug, clap::Args)]
@@ -65,7 +68,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let terminal = Terminal::stdio().context("cannot use standard input/output")?;
     // Everything that can fail is checked before a tmux session is created.
     let options = Options::from_args(&args)?;
-    let tmux = options.detachable.then(|| TmuxSession::new(&args));
+    let tmux = (options.detachable)
+        .then(|| TmuxSession::new(&args))
+        .transpose()?;
     let builder = match &tmux {
         Some(tmux) => tmux.start(&args.command, &terminal)?,
         None => Session::builder(command(&args.command)),
@@ -170,10 +175,15 @@ fn append_to(path: &Path) -> io::Result<File> {
 
 /// The tmux session behind `--detachable`.
 struct TmuxSession {
+    /// The server, reached through the engine's one-shot commands (creating
+    /// the session, detaching the person's client).
+    server: ServerAdmin,
+    /// Runs `server`'s commands; a worker of its own, since the detach hook
+    /// blocks on it from the PTY's thread.
+    runtime: Arc<Runtime>,
+    /// The tmux program and `-L NAME` or `-S PATH`, for `tmux attach`.
     tmux: PathBuf,
-    /// `-L NAME` or `-S PATH`.
     socket: Vec<OsString>,
-    config: PathBuf,
     name: String,
     /// Where the wrapper shell writes the command's exit status, since `tmux attach`
     /// exits 0 whatever the command did.
@@ -194,41 +204,49 @@ const WRAPPER: &str = r#"set -m; trap : INT QUIT TERM; "$@"; s=$?
 [ -e "$TERMPILOT_RUN_STATUS" ] && echo $s > "$TERMPILOT_RUN_STATUS""#;
 
 impl TmuxSession {
-    fn new(args: &RunArgs) -> TmuxSession {
-        let socket = args.server.socket_args();
+    fn new(args: &RunArgs) -> anyhow::Result<TmuxSession> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .context("cannot start the async runtime")?;
         let pid = std::process::id();
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        TmuxSession {
+        Ok(TmuxSession {
+            server: ServerAdmin::new(args.server.engine_config()),
+            runtime: Arc::new(runtime),
             tmux: args.server.tmux.clone(),
-            socket,
-            config: args.server.config_path(),
+            socket: args.server.socket_args(),
             name: format!("run-{pid}"),
             status_file: std::env::temp_dir().join(format!("termpilot-run-{pid}-{nanos}.status")),
-        }
-    }
-
-    fn tmux(&self) -> Command {
-        let mut command = Command::new(&self.tmux);
-        command.args(&self.socket);
-        command
+        })
     }
 
     /// Creates the session running `argv` and returns a builder whose child attaches
     /// to it.
     fn start(&self, argv: &[OsString], terminal: &Terminal) -> anyhow::Result<SessionBuilder> {
         let pane_pid = self.create(argv, terminal)?;
-        let mut attach = self.tmux();
+        // `tmux attach` stays a process of its own, unlike every other tmux
+        // command here: it is the tmux client the person's terminal (the
+        // PTY) is handed to, and only a client that owns a terminal can
+        // show a pane and take its keys; no engine can stand in for it.
+        let mut attach = Command::new(&self.tmux);
         attach
+            .args(&self.socket)
             .args(["attach-session", "-t"])
             .arg(format!("={}", self.name))
             // Inside a tmux pane, tmux refuses to attach (nesting) unless TMUX is unset.
             .env_remove("TMUX");
-        let detach = self.detach_command();
+        let server = self.server.clone();
+        let runtime = Arc::clone(&self.runtime);
         Ok(Session::builder(attach)
             .signal_process(pane_pid)
-            .detach_hook(move |pty: &Path| run_quietly(detach.clone(), pty)))
+            .detach_hook(move |pty: &Path| {
+                let detached = runtime.block_on(server.detach_client(&pty.to_string_lossy()));
+                detached.map_err(io::Error::other)
+            }))
     }
 
     /// Creates the session (and the status file its wrapper writes to); returns the
@@ -237,7 +255,7 @@ impl TmuxSession {
         let cwd = std::env::current_dir().context("cannot read the current directory")?;
         File::create(&self.status_file)
             .with_context(|| format!("cannot create {}", self.status_file.display()))?;
-        let created = self.new_session(argv, terminal, &cwd);
+        let created = self.new_session(argv, terminal, cwd);
         if created.is_err() {
             let _ = std::fs::remove_file(&self.status_file);
         }
@@ -248,60 +266,35 @@ impl TmuxSession {
         &self,
         argv: &[OsString],
         terminal: &Terminal,
-        cwd: &Path,
+        directory: PathBuf,
     ) -> anyhow::Result<u32> {
         let size = terminal.size();
         let mut status_env = OsString::from("TERMPILOT_RUN_STATUS=");
         status_env.push(&self.status_file);
-        let mut new_session = self.tmux();
-        new_session.arg("-f").arg(&self.config);
-        new_session.args([
-            "new-session",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_pid}",
-            "-s",
-            &self.name,
-        ]);
-        new_session.args([
-            "-x",
-            &size.ws_col.to_string(),
-            "-y",
-            &size.ws_row.to_string(),
-        ]);
-        new_session.arg("-c").arg(cwd).arg("-e").arg(status_env);
-        new_session
-            .args(["--", "sh", "-c", WRAPPER, "termpilot-run"])
-            .args(argv);
-        let output = new_session
-            .stdin(Stdio::null())
-            .output()
-            .with_context(|| format!("cannot run {}", self.tmux.display()))?;
-        if !output.status.success() {
-            bail!(
-                "tmux new-session failed: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
-        }
-        let pid = String::from_utf8_lossy(&output.stdout);
-        pid.trim()
-            .parse()
-            .with_context(|| format!("tmux new-session printed {pid:?}, not a pane pid"))
+        let mut command: Vec<OsString> = ["sh", "-c", WRAPPER, "termpilot-run"]
+            .map(OsString::from)
+            .to_vec();
+        command.extend(argv.iter().cloned());
+        let session = DetachedSession {
+            name: self.name.clone(),
+            size: (size.ws_col, size.ws_row),
+            directory,
+            environment: vec![status_env],
+            command,
+        };
+        let pane = (self.runtime)
+            .block_on(self.server.create_detached(&session))
+            .context("cannot create the tmux session for the command")?;
+        Ok(pane.pid)
     }
 
     /// Where the command went on running, for messages.
     fn whereabouts(&self) -> String {
-        let socket: Vec<_> = self.socket.iter().map(|a| a.to_string_lossy()).collect();
-        format!("tmux session {} (tmux {})", self.name, socket.join(" "))
-    }
-
-    /// `tmux detach-client -t`, to which the hook appends the PTY's path (the attach
-    /// client's terminal, which names that client).
-    fn detach_command(&self) -> (PathBuf, Vec<OsString>) {
-        let mut args = self.socket.clone();
-        args.extend(["detach-client".into(), "-t".into()]);
-        (self.tmux.clone(), args)
+        format!(
+            "tmux session {} (tmux {})",
+            self.name,
+            self.server.describe()
+        )
     }
 
     /// The exit code once the session ended, with a note on stderr when the command
@@ -321,26 +314,5 @@ impl TmuxSession {
                 outcome.exit_code()
             }
         }
-    }
-}
-
-/// Runs `program args... extra` with no terminal I/O (the user's terminal is raw and
-/// belongs to the session), failing unless it succeeds.
-fn run_quietly((program, args): (PathBuf, Vec<OsString>), extra: &Path) -> io::Result<()> {
-    let status = Command::new(&program)
-        .args(&args)
-        .arg(OsStr::new(extra))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(io::Error::other(format!(
-            "{} {} failed ({status})",
-            program.display(),
-            args.last().map_or("".into(), |a| a.to_string_lossy())
-        )))
     }
 }

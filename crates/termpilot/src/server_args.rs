@@ -62,13 +62,6 @@ impl ServerSelection {
             (None, None) => vec!["-L".into(), DEFAULT_SOCKET_NAME.into()],
         }
     }
-
-    /// The configuration file for a server termpilot starts.
-    pub fn config_path(&self) -> PathBuf {
-        self.tmux_config
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/dev/null"))
-    }
 }
 
 /// Terminals on other machines and in containers (`serve`).

@@ -523,15 +523,9 @@ impl Engine {
     async fn start_first_session(&self) -> Result<()> {
         let config = &self.shared.config;
         let (w, h) = config.default_size;
-        // A server termpilot starts keeps more history than tmux's 2,000
-        // lines. Set before the first session exists, the limit reaches its
-        // first pane too. `termpilot stop` ends only servers carrying the
-        // mark.
-        let limit = config.history_limit.to_string();
-        let mut args: Vec<OsString> = Vec::new();
-        for (option, value) in [("history-limit", limit.as_str()), (STARTED_MARK, "1")] {
-            args.extend(["set-option", "-g", option, value, ";"].map(OsString::from));
-        }
+        // Set up as every server termpilot starts: a longer history, and
+        // the mark `termpilot stop` looks for.
+        let mut args = crate::server_admin::started_server_options(config);
         args.extend(
             [
                 "new-session",

@@ -60,6 +60,12 @@
 //!   on a server someone else started (`Engine::connect_existing`), holding
 //!   a pane and cancelling its waits through the pane options it shares
 //!   with `serve`.
+//! - [`server_admin`]: a server as `termpilot status`, `stop` and `run
+//!   --detachable` see it ([`ServerAdmin`]): typed one-shot queries and
+//!   commands through the transport (a survey of its sessions and people,
+//!   ending it, creating a detached session), never a control client, so
+//!   asking changes no `list-clients` and ending kills no client of ours;
+//!   no server running is a value, not an error.
 //! - `secret_delivery`: typing a secret through `pipe-pane -I` from a
 //!   private file, so that no command line, buffer or log holds it;
 //!   [`child_env`]: the variables (`env:` secrets) no child inherits.
@@ -110,6 +116,7 @@ mod panes;
 pub mod person;
 mod procfs;
 mod secret_delivery;
+pub mod server_admin;
 mod shell;
 mod styled;
 mod targets;
@@ -135,6 +142,9 @@ pub use ops::{
     SessionInfo, Split, SplitDirection,
 };
 pub use secret_delivery::Recipients;
+pub use server_admin::{
+    DetachedPane, DetachedSession, ServerAdmin, ServerSurvey, SessionSummary, StopCheck, Stopped,
+};
 pub use shell::{CommandEnd, CommandReport, DEFAULT_INPUT_SETTLE, NotRun, Shell};
 pub use styled::StyledCapture;
 pub use termpilot_control::{

@@ -74,12 +74,19 @@ pub enum OneShot {
 
 impl OneShot {
     /// How a tmux process that ended with `output` ran: tmux says on
-    /// standard error when no server runs on its socket.
+    /// standard error when no server runs on its socket, or when the one
+    /// it reached ended under it (a server still exiting after
+    /// `kill-server` accepts a client, then drops it).
     fn from_output(output: &std::process::Output) -> OneShot {
         let said = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        let absent = [
+            "no server running",
+            "error connecting",
+            "server exited unexpectedly",
+        ];
         if output.status.success() {
             OneShot::Reply(String::from_utf8_lossy(&output.stdout).into_owned())
-        } else if said.contains("no server running") || said.contains("error connecting") {
+        } else if absent.iter().any(|words| said.contains(words)) {
             OneShot::NoServer
         } else {
             OneShot::Refused { why: said }
@@ -741,6 +748,7 @@ mod tests {
         for absent in [
             "no server running on /tmp/tmux-0/x",
             "error connecting to /tmp/tmux-0/x (No such file or directory)",
+            "server exited unexpectedly",
         ] {
             assert_eq!(
                 OneShot::from_output(&ended(1, "", absent)),
