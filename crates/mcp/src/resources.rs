@@ -152,7 +152,7 @@ pub(crate) fn templates() -> ListResourceTemplatesResult {
 /// The screen of every live pane of the local host within scope.
 pub(crate) async fn list(server: &TermpilotServer) -> Result<ListResourcesResult, McpError> {
     let panes = server
-        .engine
+        .local_engine()
         .list_panes(&PaneScope::All)
         .await
         .map_err(|e| McpError::internal_error(format!("cannot list the panes: {e}"), None))?;
