@@ -12,8 +12,9 @@
 //!   engine's typed results; it reads no tmux text.
 //!   A tool that also works as a `run_batch` step implements
 //!   `tools::batch_step::StepTool` in its module, and `run_batch` lists it
-//!   on one line (`step_tools!`); arguments shared by the pane tools are
-//!   declared once (`tools::params::pane_params!`).
+//!   on one line (`step_tools!`); arguments shared by several tools (the
+//!   pane, the host, timeouts, budgets) are declared once
+//!   (`tools::params::tool_params!`, `pane_params!`).
 //! - `address`: the one place where targets and cursors are read from
 //!   arguments, and cursors written into results.
 //! - `error`: why a call failed (`ToolError`), the engine's errors included.

@@ -2,14 +2,14 @@
 //! one up again.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use termpilot_tmux::{CommandEnd, CommandReport, Cursor, NotRun, PlannedStep, StepWork, WorkKind};
 
 use super::batch_step::{
     HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
 };
-use super::params::pane_params;
+use super::params::{pane_params, tool_params};
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
@@ -35,15 +35,9 @@ pane_params! {
         /// Command line, as typed at the prompt.
         #[schemars(length(min = 1, max = 16384))]
         pub command: String,
-        /// Default 30.
-        #[schemars(range(min = 0.001, max = 86400.0))]
-        pub timeout_s: Option<f64>,
-        /// Quiet ms before awaiting_input (default 300).
-        #[schemars(range(min = 0, max = 600000))]
-        pub input_settle_ms: Option<u64>,
-        /// Default 400.
-        #[schemars(range(min = 100, max = 100000))]
-        pub max_tokens: Option<u32>,
+        ..timeout_s,
+        ..input_settle_ms,
+        ..max_tokens(400),
     }
 }
 
@@ -234,22 +228,16 @@ pub(crate) fn refuse_nul(command: &str) -> Result<()> {
 /// `wait_for_command`.
 pub(crate) struct WaitForCommand;
 
-/// Arguments of `wait_for_command`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WaitForCommandParams {
-    /// From a timed-out run_command.
-    #[schemars(length(min = 1, max = 64))]
-    pub command_id: String,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
-    /// Quiet ms before awaiting_input (default 300).
-    #[schemars(range(min = 0, max = 600000))]
-    pub input_settle_ms: Option<u64>,
-    /// Default 400.
-    #[schemars(range(min = 100, max = 100000))]
-    pub max_tokens: Option<u32>,
+tool_params! {
+    /// Arguments of `wait_for_command`.
+    pub struct WaitForCommandParams {
+        /// From a timed-out run_command.
+        #[schemars(length(min = 1, max = 64))]
+        pub command_id: String,
+        ..timeout_s,
+        ..input_settle_ms,
+        ..max_tokens(400),
+    }
 }
 
 impl Tool for WaitForCommand {

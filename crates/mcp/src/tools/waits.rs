@@ -13,7 +13,7 @@ use termpilot_tmux::{
 use super::batch_step::{
     HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
 };
-use super::params::pane_params;
+use super::params::{pane_params, tool_params};
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
@@ -76,12 +76,8 @@ pane_params! {
         /// Also match the screen as it is when the wait starts.
         #[serde(default)]
         pub include_screen: bool,
-        /// Default 30.
-        #[schemars(range(min = 0.001, max = 86400.0))]
-        pub timeout_s: Option<f64>,
-        /// Quiet ms before awaiting_input (default 300).
-        #[schemars(range(min = 0, max = 600000))]
-        pub input_settle_ms: Option<u64>,
+        ..timeout_s,
+        ..input_settle_ms,
         /// Budget of the returned tail (default 300).
         #[schemars(range(min = 50, max = 100000))]
         pub max_tokens: Option<u32>,
@@ -288,12 +284,8 @@ pane_params! {
         /// Milliseconds of silence (default 500).
         #[schemars(range(min = 10, max = 600000))]
         pub quiet_ms: Option<u64>,
-        /// Default 30.
-        #[schemars(range(min = 0.001, max = 86400.0))]
-        pub timeout_s: Option<f64>,
-        /// Quiet ms before awaiting_input (default 300).
-        #[schemars(range(min = 0, max = 600000))]
-        pub input_settle_ms: Option<u64>,
+        ..timeout_s,
+        ..input_settle_ms,
     }
 }
 
@@ -440,19 +432,15 @@ pub(crate) fn wait_done(
 /// `wait_for_channel`.
 pub(crate) struct WaitForChannel;
 
-/// Arguments of `wait_for_channel`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WaitForChannelParams {
-    /// Channel name (tmux wait-for -S NAME).
-    #[schemars(length(min = 1, max = 128))]
-    pub channel: String,
-    /// Host (default local).
-    #[schemars(length(min = 1, max = 64))]
-    pub host: Option<String>,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
+tool_params! {
+    /// Arguments of `wait_for_channel`.
+    pub struct WaitForChannelParams {
+        /// Channel name (tmux wait-for -S NAME).
+        #[schemars(length(min = 1, max = 128))]
+        pub channel: String,
+        ..host,
+        ..timeout_s,
+    }
 }
 
 /// Result of `wait_for_channel` and `signal_channel`.
@@ -516,16 +504,14 @@ pub(crate) async fn wait_for_channel(
 /// `signal_channel`.
 pub(crate) struct SignalChannel;
 
-/// Arguments of `signal_channel`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SignalChannelParams {
-    /// Channel name.
-    #[schemars(length(min = 1, max = 128))]
-    pub channel: String,
-    /// Host (default local).
-    #[schemars(length(min = 1, max = 64))]
-    pub host: Option<String>,
+tool_params! {
+    /// Arguments of `signal_channel`.
+    pub struct SignalChannelParams {
+        /// Channel name.
+        #[schemars(length(min = 1, max = 128))]
+        pub channel: String,
+        ..host,
+    }
 }
 
 impl Tool for SignalChannel {
