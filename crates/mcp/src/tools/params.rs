@@ -158,3 +158,45 @@ macro_rules! pane_params {
 }
 
 pub(crate) use {pane_params, tool_params};
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    tool_params! {
+        /// Arguments of a tool that waits on a pane.
+        pub struct Waits {
+            ..pane,
+            /// Words to wait for.
+            pub words: Option<String>,
+            ..timeout_s,
+            ..max_tokens(400),
+        }
+    }
+
+    #[test]
+    fn shared_arguments_come_with_their_bounds_and_unknown_ones_are_refused() {
+        let given = json!({"pane": "%1", "timeout_s": 2.5, "max_tokens": 500});
+        let read: Waits = serde_json::from_value(given).unwrap();
+        assert_eq!(
+            (
+                read.pane.as_str(),
+                read.words,
+                read.timeout_s,
+                read.max_tokens
+            ),
+            ("%1", None, Some(2.5), Some(500))
+        );
+        let unknown = serde_json::from_value::<Waits>(json!({"pane": "%1", "timeout": 2}));
+        let unknown = unknown.unwrap_err().to_string();
+        assert!(unknown.contains("unknown field `timeout`"), "{unknown}");
+        let schema = crate::schema::input::<Waits>();
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["required"], json!(["pane"]));
+        let properties = &schema["properties"];
+        assert_eq!(properties["max_tokens"]["description"], "Default 400.");
+        assert_eq!(properties["max_tokens"]["minimum"], 100);
+        assert_eq!(properties["timeout_s"]["maximum"], 86400.0);
+        assert_eq!(properties["pane"]["maxLength"], 256);
+    }
+}
