@@ -15,6 +15,7 @@ use super::batch_step::{
 };
 use super::params::{pane_params, tool_params};
 use crate::address::{Host, pane};
+use crate::awaiting::InputFields;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
 use crate::server::{CallContext, Done, Reply, TermpilotServer};
@@ -119,20 +120,9 @@ pub struct WaitEntry {
     /// The pane is in copy mode: the program keeps running and printing, but the screen
     /// shown is frozen.
     pub in_mode: bool,
-    /// For "awaiting_input": the prompt's line as the screen shows it (e.g. "Password: ").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    /// For "awaiting_input": the terminal does not echo (a password prompt); answer with
-    /// type_secret, or ask your person.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret: Option<bool>,
-    /// For "awaiting_input": the terminal reads a whole line (Enter sends it); false for
-    /// programs that read single keys (REPLs with line editing, pagers, editors).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line_mode: Option<bool>,
-    /// For "awaiting_input": the name of the program that reads.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub program: Option<String>,
+    /// What waits for input, for "awaiting_input" (described there).
+    #[serde(flatten)]
+    pub input: InputFields,
 }
 
 impl Tool for WaitForText {
@@ -381,7 +371,6 @@ pub(crate) fn wait_done(
     let budget = server.budget(max_tokens, Some(TAIL_TOKENS));
     let tail = server.fit_text(&report.tail.join("\n"), &budget)?;
     let found = report.found.as_ref();
-    let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = WaitEntry {
         pane: host.qualify(pane),
         outcome: outcome_name(report.outcome).to_owned(),
@@ -395,10 +384,7 @@ pub(crate) fn wait_done(
         tail: tail.text,
         alternate_screen: report.alternate_screen,
         in_mode: report.in_mode,
-        prompt: input.prompt,
-        secret: input.secret,
-        line_mode: input.line_mode,
-        program: input.program,
+        input: InputFields::new(report.input.as_ref()),
     };
     let mut text = format!("{} in {:.1} s", entry.outcome, entry.elapsed_s);
     if let Some(input) = &report.input {
