@@ -6,8 +6,9 @@
 //! - `catalog`: what a tool is (name, description, annotations, argument and
 //!   result types, handler) and the table of every tool.
 //! - `tools`: the tools, one module per family (sessions, lifecycle, input,
-//!   capture, picture, waits, commands, batch, run_batch, secrets); each tool
-//!   declared once, its types' doc comments becoming its published schemas.
+//!   capture, picture, waits, channels, commands, batch, run_batch,
+//!   secrets); each tool declared once, its types' doc comments becoming
+//!   its published schemas.
 //!   A tool parses its arguments into the engine's types and shows the
 //!   engine's typed results; it reads no tmux text.
 //!   A tool that also works as a `run_batch` step implements
