@@ -92,10 +92,7 @@ impl Host {
 
     /// The host's engine, connecting to it on first use.
     pub(crate) async fn engine(&self, server: &TermpilotServer) -> Result<Engine, Error> {
-        match &self.0 {
-            None => Ok(server.engine.clone()),
-            Some(name) => server.hosts.engine(name).await,
-        }
+        server.hosts.engine(self.name()).await
     }
 }
 
@@ -125,7 +122,7 @@ pub(crate) async fn locate<'a>(
         return Ok((host, rest));
     };
     let scope = &server.oversight.scope;
-    let sessions = server.engine.list_sessions().await.unwrap_or_default();
+    let sessions = (server.local_engine().list_sessions().await).unwrap_or_default();
     if sessions
         .iter()
         .any(|s| s.name == session && scope.allows(&s.name))

@@ -9,13 +9,24 @@ pub(crate) fn settle(input_settle_ms: Option<u64>) -> Duration {
     input_settle_ms.map_or(DEFAULT_INPUT_SETTLE, Duration::from_millis)
 }
 
-/// The fields results carry for outcome "awaiting_input".
-#[derive(Default)]
-pub(crate) struct InputFields {
-    pub(crate) prompt: Option<String>,
-    pub(crate) secret: Option<bool>,
-    pub(crate) line_mode: Option<bool>,
-    pub(crate) program: Option<String>,
+/// The fields results carry for outcome "awaiting_input", flattened into
+/// each (command and wait results), absent otherwise.
+#[derive(Debug, Default, serde::Serialize, schemars::JsonSchema)]
+pub struct InputFields {
+    /// For "awaiting_input": the prompt's line as the screen shows it (e.g. "Password: ").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// For "awaiting_input": the terminal does not echo (a password prompt); answer with
+    /// type_secret, or ask your person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<bool>,
+    /// For "awaiting_input": the terminal reads a whole line (Enter sends it); false for
+    /// programs that read single keys (REPLs with line editing, pagers, editors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_mode: Option<bool>,
+    /// For "awaiting_input": the name of the program that reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 impl InputFields {

@@ -20,8 +20,8 @@ use crate::schema::{input, output};
 use crate::scope::Scope;
 use crate::server::{CallContext, Done, TermpilotServer};
 use crate::tools::{
-    batch, capture, commands, export_recording, input as typing, lifecycle, run_batch, secrets,
-    sessions, waits,
+    batch, capture, channels, commands, export_recording, input as typing, lifecycle, run_batch,
+    secrets, sessions, waits,
 };
 use crate::toolset::{Toolset, Toolsets};
 use crate::validate::parse;
@@ -186,8 +186,8 @@ pub(crate) const SPECS: &[Spec] = &[
     spec::<export_recording::ExportRecording>(),
     spec::<waits::WaitForText>(),
     spec::<waits::WaitForIdle>(),
-    spec::<waits::WaitForChannel>(),
-    spec::<waits::SignalChannel>(),
+    spec::<channels::WaitForChannel>(),
+    spec::<channels::SignalChannel>(),
     spec::<commands::RunCommand>(),
     spec::<commands::WaitForCommand>(),
     spec::<typing::SendKeys>(),

@@ -6,14 +6,16 @@
 //! - `catalog`: what a tool is (name, description, annotations, argument and
 //!   result types, handler) and the table of every tool.
 //! - `tools`: the tools, one module per family (sessions, lifecycle, input,
-//!   capture, picture, waits, commands, batch, run_batch, secrets); each tool
-//!   declared once, its types' doc comments becoming its published schemas.
+//!   capture, picture, waits, channels, commands, batch, run_batch,
+//!   secrets); each tool declared once, its types' doc comments becoming
+//!   its published schemas.
 //!   A tool parses its arguments into the engine's types and shows the
 //!   engine's typed results; it reads no tmux text.
 //!   A tool that also works as a `run_batch` step implements
 //!   `tools::batch_step::StepTool` in its module, and `run_batch` lists it
-//!   on one line (`step_tools!`); arguments shared by the pane tools are
-//!   declared once (`tools::params::pane_params!`).
+//!   on one line (`step_tools!`); arguments shared by several tools (the
+//!   pane, the host, timeouts, budgets) are declared once
+//!   (`tools::params::tool_params!`, `pane_params!`).
 //! - `address`: the one place where targets and cursors are read from
 //!   arguments, and cursors written into results.
 //! - `error`: why a call failed (`ToolError`), the engine's errors included.

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use termpilot_tmux::{PaneInfo, PaneScope};
+use termpilot_tmux::PaneScope;
 
 use crate::address::{Host, Pane};
 use crate::server::TermpilotServer;
@@ -56,12 +56,13 @@ impl TermpilotServer {
 }
 
 async fn record(server: TermpilotServer, options: RecordOptions) {
+    let engine = server.local_engine();
     let mut written: HashMap<PathBuf, Written> = HashMap::new();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        let panes = match server.engine.list_panes(&PaneScope::All).await {
+        let panes = match engine.list_panes(&PaneScope::All).await {
             Ok(panes) => panes,
             Err(e) => {
                 tracing::debug!(error = %e, "recorder: cannot list the panes");
@@ -72,17 +73,19 @@ async fn record(server: TermpilotServer, options: RecordOptions) {
         for info in panes.iter().filter(|p| scope.allows(&p.session_name)) {
             let path = options.dir.join(file_name(&info.session_name, info.id.0));
             let id = info.id.to_string();
-            let seen = (
-                server.engine.journal_end(info.id),
-                server.notes.of(&id).len(),
-            );
+            let seen = (engine.journal_end(info.id), server.notes.of(&id).len());
             if let Some(last) = written.get(&path)
                 && (last.seen == seen || last.next > Instant::now())
             {
                 continue;
             }
             let started = Instant::now();
-            if let Err(e) = write(&server, info, &path, options.max_bytes).await {
+            let pane = Pane {
+                host: Host::local(),
+                engine: engine.clone(),
+                id: info.id,
+            };
+            if let Err(e) = write(&server, &pane, &path, options.max_bytes).await {
                 tracing::warn!(error = %e, path = %path.display(), "recorder: cannot write");
             }
             let took = started.elapsed();
@@ -114,16 +117,11 @@ pub(crate) fn file_name(session: &str, pane: u32) -> String {
 
 async fn write(
     server: &TermpilotServer,
-    info: &PaneInfo,
+    pane: &Pane,
     path: &Path,
     max_bytes: u64,
 ) -> std::io::Result<()> {
-    let pane = Pane {
-        host: Host::local(),
-        engine: server.engine.clone(),
-        id: info.id,
-    };
-    let recorded = recording(server, &pane, Span::default())
+    let recorded = recording(server, pane, Span::default())
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     let text = bounded(&recorded.text, max_bytes);

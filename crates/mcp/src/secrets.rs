@@ -240,8 +240,8 @@ impl TermpilotServer {
     /// The one redactor of every text that leaves the server (results,
     /// questions, errors, the log), shared with every host's engine, whose
     /// waits match over redacted text.
-    pub(crate) fn redactor(&self) -> &Redactor {
-        &self.engine.config().redactor
+    pub(crate) fn redactor(&self) -> Redactor {
+        self.local_engine().config().redactor.clone()
     }
 
     /// Makes the redactor read the configured secrets' values whenever it

@@ -24,7 +24,7 @@ use std::time::Duration;
 use rmcp::ErrorData as McpError;
 use serde_json::Value;
 use termpilot_render::OutputStore;
-use termpilot_tmux::{Engine, HostOptions, Hosts};
+use termpilot_tmux::{Engine, HostOptions, Hosts, LOCAL};
 
 pub(crate) use call::CallContext;
 pub(crate) use handler::audit_refused;
@@ -80,9 +80,9 @@ impl Default for ServerOptions {
 /// The termpilot MCP server.
 #[derive(Clone)]
 pub struct TermpilotServer {
-    /// The engine of the local host.
-    pub(crate) engine: Engine,
-    /// Every host, the local one first; others connect on first use.
+    /// Every host, the local one first and connected; others connect on
+    /// first use. The one owner of each host's engine: a call reaches an
+    /// engine through the host its target names (`address::Host::engine`).
     pub(crate) hosts: Arc<Hosts>,
     pub(crate) options: Arc<ServerOptions>,
     validators: Arc<Validators>,
@@ -119,10 +119,9 @@ impl TermpilotServer {
         )?;
         let hosts = Hosts::new(engine.config().clone(), &[], &HostOptions::default())
             .expect("no hosts to refuse")
-            .with_local(engine.clone());
+            .with_local(engine);
         let tasks = crate::tasks::Tasks::new(&options);
         let server = TermpilotServer {
-            engine,
             hosts: Arc::new(hosts),
             options: Arc::new(options),
             validators: Arc::new(Validators::new()),
@@ -139,10 +138,17 @@ impl TermpilotServer {
     }
 
     /// The same server with hosts besides the local one (see
-    /// [`termpilot_tmux::Hosts`]); the local host stays this server's engine.
+    /// [`termpilot_tmux::Hosts`]); the local host keeps the engine this
+    /// server was made with.
     pub fn with_hosts(mut self, hosts: Hosts) -> Self {
-        self.hosts = Arc::new(hosts.with_local(self.engine.clone()));
+        self.hosts = Arc::new(hosts.with_local(self.local_engine()));
         self
+    }
+
+    /// The local host's engine, for what only the local host does (the
+    /// resources, the recorder, the redactor every host shares).
+    pub(crate) fn local_engine(&self) -> Engine {
+        (self.hosts.connected(LOCAL)).expect("the local host is connected from the start")
     }
 
     /// The same server with the operator's scope, approvals and audit log.

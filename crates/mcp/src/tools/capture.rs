@@ -8,7 +8,7 @@ use termpilot_tmux::{Capture, Cursor, PaneId, PlannedStep, Scrollback, Since, Wo
 use super::batch_step::{
     HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
 };
-use super::params::pane_params;
+use super::params::{pane_params, tool_params};
 use crate::address::{Host, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -42,9 +42,7 @@ pane_params! {
     pub struct CapturePaneParams {
         /// Lines above the screen, or "all".
         pub scrollback: Option<ScrollbackArg>,
-        /// Default 2000.
-        #[schemars(range(min = 100, max = 100000))]
-        pub max_tokens: Option<u32>,
+        ..max_tokens(2000),
         // No description: the tool's names it, and the default tool list is at its cap.
         pub format: Option<CaptureFormat>,
     }
@@ -226,9 +224,7 @@ pane_params! {
         /// Cursor from an earlier call on this pane.
         #[schemars(length(min = 1, max = 64))]
         pub cursor: String,
-        /// Default 2000.
-        #[schemars(range(min = 100, max = 100000))]
-        pub max_tokens: Option<u32>,
+        ..max_tokens(2000),
     }
 }
 
@@ -358,25 +354,23 @@ pub(crate) fn read_since(
 /// `read_output`.
 pub(crate) struct ReadOutput;
 
-/// Arguments of `read_output`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReadOutputParams {
-    /// A cut result's output_id.
-    #[schemars(length(min = 2, max = 24))]
-    pub output_id: String,
-    /// Lines to skip; negative counts from the end.
-    #[schemars(range(min = -100000000, max = 100000000))]
-    pub offset: Option<i64>,
-    /// Lines to return (default 200).
-    #[schemars(range(min = 1, max = 5000))]
-    pub limit: Option<usize>,
-    /// Regex: only matching lines, numbered.
-    #[schemars(length(min = 1, max = 1024))]
-    pub grep: Option<String>,
-    /// Default 2000.
-    #[schemars(range(min = 100, max = 100000))]
-    pub max_tokens: Option<u32>,
+tool_params! {
+    /// Arguments of `read_output`.
+    pub struct ReadOutputParams {
+        /// A cut result's output_id.
+        #[schemars(length(min = 2, max = 24))]
+        pub output_id: String,
+        /// Lines to skip; negative counts from the end.
+        #[schemars(range(min = -100000000, max = 100000000))]
+        pub offset: Option<i64>,
+        /// Lines to return (default 200).
+        #[schemars(range(min = 1, max = 5000))]
+        pub limit: Option<usize>,
+        /// Regex: only matching lines, numbered.
+        #[schemars(length(min = 1, max = 1024))]
+        pub grep: Option<String>,
+        ..max_tokens(2000),
+    }
 }
 
 /// Result of `read_output`.

@@ -2,16 +2,17 @@
 //! one up again.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use termpilot_tmux::{CommandEnd, CommandReport, Cursor, NotRun, PlannedStep, StepWork, WorkKind};
 
 use super::batch_step::{
     HandsCursor, PlannedBatchStep, StepPlace, StepSummary, StepTool, summary_of,
 };
-use super::params::pane_params;
+use super::params::{pane_params, tool_params};
 use crate::address::{self, Host, pane};
 use crate::approval::Piece;
+use crate::awaiting::InputFields;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
 use crate::server::{CallContext, Done, Reply, TermpilotServer};
@@ -35,15 +36,9 @@ pane_params! {
         /// Command line, as typed at the prompt.
         #[schemars(length(min = 1, max = 16384))]
         pub command: String,
-        /// Default 30.
-        #[schemars(range(min = 0.001, max = 86400.0))]
-        pub timeout_s: Option<f64>,
-        /// Quiet ms before awaiting_input (default 300).
-        #[schemars(range(min = 0, max = 600000))]
-        pub input_settle_ms: Option<u64>,
-        /// Default 400.
-        #[schemars(range(min = 100, max = 100000))]
-        pub max_tokens: Option<u32>,
+        ..timeout_s,
+        ..input_settle_ms,
+        ..max_tokens(400),
     }
 }
 
@@ -91,20 +86,9 @@ pub struct CommandEntry {
     /// The command waits for input (it keeps running; answer it with send_keys or
     /// type_secret, then call wait_for_command with command_id).
     pub awaiting_input: bool,
-    /// For "awaiting_input": the prompt's line as the screen shows it (e.g. "Password: ").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    /// For "awaiting_input": the terminal does not echo (a password prompt); answer with
-    /// type_secret, or ask your person.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret: Option<bool>,
-    /// For "awaiting_input": the terminal reads a whole line (Enter sends it); false for
-    /// programs that read single keys (REPLs with line editing, pagers, editors).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line_mode: Option<bool>,
-    /// For "awaiting_input": the name of the program that reads.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub program: Option<String>,
+    /// What waits for input, for "awaiting_input" (described there).
+    #[serde(flatten)]
+    pub input: InputFields,
     /// For "awaiting_input": a full-screen program (a pager, an editor) is on the
     /// alternate screen; capture_pane shows what it draws.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -193,8 +177,8 @@ impl HandsCursor for CommandReport {
 /// A command waiting for input in a few words: at which prompt, and
 /// whether the terminal hides what is typed (answer with type_secret).
 fn awaiting_words(entry: &CommandEntry) -> String {
-    let prompt = entry.prompt.as_deref().unwrap_or_default();
-    let hidden = match entry.secret {
+    let prompt = entry.input.prompt.as_deref().unwrap_or_default();
+    let hidden = match entry.input.secret {
         Some(true) => ", secret",
         _ => "",
     };
@@ -234,22 +218,16 @@ pub(crate) fn refuse_nul(command: &str) -> Result<()> {
 /// `wait_for_command`.
 pub(crate) struct WaitForCommand;
 
-/// Arguments of `wait_for_command`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WaitForCommandParams {
-    /// From a timed-out run_command.
-    #[schemars(length(min = 1, max = 64))]
-    pub command_id: String,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
-    /// Quiet ms before awaiting_input (default 300).
-    #[schemars(range(min = 0, max = 600000))]
-    pub input_settle_ms: Option<u64>,
-    /// Default 400.
-    #[schemars(range(min = 100, max = 100000))]
-    pub max_tokens: Option<u32>,
+tool_params! {
+    /// Arguments of `wait_for_command`.
+    pub struct WaitForCommandParams {
+        /// From a timed-out run_command.
+        #[schemars(length(min = 1, max = 64))]
+        pub command_id: String,
+        ..timeout_s,
+        ..input_settle_ms,
+        ..max_tokens(400),
+    }
 }
 
 impl Tool for WaitForCommand {
@@ -308,7 +286,6 @@ pub(crate) fn command_done(
         CommandEnd::NotRun(NotRun::Incomplete) => Some("incomplete"),
         _ => None,
     };
-    let input = crate::awaiting::InputFields::new(report.input());
     let entry = CommandEntry {
         pane: host.qualify(report.pane),
         exit_code: report.exit_code(),
@@ -325,10 +302,7 @@ pub(crate) fn command_done(
         elapsed_s: report.elapsed.as_secs_f64(),
         cursor: host.qualify(report.cursor),
         awaiting_input: report.input().is_some(),
-        prompt: input.prompt,
-        secret: input.secret,
-        line_mode: input.line_mode,
-        program: input.program,
+        input: InputFields::new(report.input()),
         alternate_screen: report.input().map(|input| input.alternate_screen),
         not_run: not_run.map(str::to_owned),
     };

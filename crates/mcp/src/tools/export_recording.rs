@@ -5,9 +5,10 @@
 
 use rmcp::model::{ContentBlock, Resource};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use termpilot_tmux::PaneScope;
 
+use super::params::pane_params;
 use crate::address::{Pane, pane};
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::{ToolError, ToolResult};
@@ -19,19 +20,16 @@ use crate::toolset::Toolset;
 /// `export_recording`.
 pub(crate) struct ExportRecording;
 
-/// Arguments of `export_recording`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExportRecordingParams {
-    /// Pane id (%3) or target.
-    #[schemars(length(min = 1, max = 256))]
-    pub pane: String,
-    /// Start cursor (default: the oldest held).
-    #[schemars(length(min = 1, max = 64))]
-    pub since: Option<String>,
-    /// End cursor.
-    #[schemars(length(min = 1, max = 64))]
-    pub until: Option<String>,
+pane_params! {
+    /// Arguments of `export_recording`.
+    pub struct ExportRecordingParams {
+        /// Start cursor (default: the oldest held).
+        #[schemars(length(min = 1, max = 64))]
+        pub since: Option<String>,
+        /// End cursor.
+        #[schemars(length(min = 1, max = 64))]
+        pub until: Option<String>,
+    }
 }
 
 /// Result of `export_recording`.

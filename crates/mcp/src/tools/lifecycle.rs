@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use termpilot_tmux::{Created, Killed, NewSession, NewWindow, Split, SplitDirection};
 
 use super::input::refuse_nul;
-use super::params::pane_params;
+use super::params::{pane_params, tool_params};
 use crate::address::{self, Host};
 use crate::approval::Piece;
 use crate::catalog::{Effect, Outcome, Tool};
@@ -87,31 +87,23 @@ fn env_pairs(env: Option<BTreeMap<String, String>>) -> ToolResult<Vec<(String, S
 /// `create_session`.
 pub(crate) struct CreateSession;
 
-/// Arguments of `create_session`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateSessionParams {
-    /// Host (default local).
-    #[schemars(length(min = 1, max = 64))]
-    pub host: Option<String>,
-    /// Unique name, kept exactly (default: tmux picks one). Refused: : . $ \ and control
-    /// characters, and a first character among - + = ~ ! ^ { @ %.
-    #[schemars(length(min = 1, max = 128))]
-    pub name: Option<String>,
-    /// Run this instead of a shell; the pane closes when it exits.
-    #[schemars(length(min = 1, max = 16384))]
-    pub command: Option<String>,
-    /// Working directory (absolute).
-    #[schemars(length(min = 1, max = 4096))]
-    pub cwd: Option<String>,
-    /// Environment variables.
-    pub env: Option<BTreeMap<String, String>>,
-    /// Columns (default 160).
-    #[schemars(range(min = 10, max = 1000))]
-    pub width: Option<u16>,
-    /// Rows (default 48).
-    #[schemars(range(min = 5, max = 500))]
-    pub height: Option<u16>,
+tool_params! {
+    /// Arguments of `create_session`.
+    #[derive(Default)]
+    pub struct CreateSessionParams {
+        ..host,
+        /// Unique name, kept exactly (default: tmux picks one). Refused: : . $ \ and control
+        /// characters, and a first character among - + = ~ ! ^ { @ %.
+        #[schemars(length(min = 1, max = 128))]
+        pub name: Option<String>,
+        ..program,
+        /// Columns (default 160).
+        #[schemars(range(min = 10, max = 1000))]
+        pub width: Option<u16>,
+        /// Rows (default 48).
+        #[schemars(range(min = 5, max = 500))]
+        pub height: Option<u16>,
+    }
 }
 
 impl Tool for CreateSession {
@@ -175,24 +167,18 @@ impl Tool for CreateSession {
 /// `create_window`.
 pub(crate) struct CreateWindow;
 
-/// Arguments of `create_window`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateWindowParams {
-    /// Session name or id; "work:5" picks window index 5.
-    #[schemars(length(min = 1, max = 256))]
-    pub session: String,
-    /// Window name, kept exactly; refused as for session names, or if a number (an index).
-    #[schemars(length(min = 1, max = 128))]
-    pub name: Option<String>,
-    /// Run this instead of a shell; the pane closes when it exits.
-    #[schemars(length(min = 1, max = 16384))]
-    pub command: Option<String>,
-    /// Working directory (absolute).
-    #[schemars(length(min = 1, max = 4096))]
-    pub cwd: Option<String>,
-    /// Environment variables.
-    pub env: Option<BTreeMap<String, String>>,
+tool_params! {
+    /// Arguments of `create_window`.
+    #[derive(Default)]
+    pub struct CreateWindowParams {
+        /// Session name or id; "work:5" picks window index 5.
+        #[schemars(length(min = 1, max = 256))]
+        pub session: String,
+        /// Window name, kept exactly; refused as for session names, or if a number (an index).
+        #[schemars(length(min = 1, max = 128))]
+        pub name: Option<String>,
+        ..program,
+    }
 }
 
 impl Tool for CreateWindow {
@@ -263,14 +249,7 @@ pane_params! {
         /// Cells ("20") or percent ("30%"); default half.
         #[schemars(regex(pattern = r"^[0-9]{1,4}%?$"))]
         pub size: Option<String>,
-        /// Run this instead of a shell; the pane closes when it exits.
-        #[schemars(length(min = 1, max = 16384))]
-        pub command: Option<String>,
-        /// Working directory (absolute).
-        #[schemars(length(min = 1, max = 4096))]
-        pub cwd: Option<String>,
-        /// Environment variables.
-        pub env: Option<BTreeMap<String, String>>,
+        ..program,
     }
 }
 

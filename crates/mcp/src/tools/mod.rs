@@ -5,6 +5,7 @@
 pub(crate) mod batch;
 pub(crate) mod batch_step;
 pub(crate) mod capture;
+pub(crate) mod channels;
 pub(crate) mod commands;
 pub(crate) mod export_recording;
 pub(crate) mod input;

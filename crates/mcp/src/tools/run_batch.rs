@@ -439,6 +439,7 @@ fn batch_text(entry: &RunBatchEntry) -> String {
 mod tests {
     use super::super::batch_step::StepSummary;
     use super::super::commands;
+    use crate::awaiting::InputFields;
 
     fn command(exit_code: Option<i32>) -> commands::CommandEntry {
         commands::CommandEntry {
@@ -457,10 +458,7 @@ mod tests {
             elapsed_s: 0.5,
             cursor: "c1.0.1.2".into(),
             awaiting_input: false,
-            prompt: None,
-            secret: None,
-            line_mode: None,
-            program: None,
+            input: InputFields::default(),
             alternate_screen: None,
             not_run: None,
         }
@@ -471,8 +469,11 @@ mod tests {
         let asked = commands::CommandEntry {
             awaiting_input: true,
             command_id: Some("tp1".into()),
-            prompt: Some("Password: ".into()),
-            secret: Some(true),
+            input: InputFields {
+                prompt: Some("Password: ".into()),
+                secret: Some(true),
+                ..InputFields::default()
+            },
             output: "Password: ".into(),
             ..command(None)
         };

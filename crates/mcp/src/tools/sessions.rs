@@ -40,6 +40,7 @@ pub struct UnreachableHost {
     pub error: String,
 }
 
+// The engine's row, after its host and its id as calls write it.
 /// One session.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionEntry {
@@ -47,25 +48,17 @@ pub struct SessionEntry {
     pub host: String,
     /// Session id, e.g. "$0" ("build/$0" on host build).
     pub id: String,
-    /// Session name.
-    pub name: String,
-    /// Number of windows.
-    pub windows: u32,
-    /// Terminals attached by people (termpilot's own connections not counted).
-    pub attached: u32,
-    /// Creation time, seconds since the Unix epoch.
-    pub created: u64,
+    /// The rest of the engine's row, its fields described there.
+    #[serde(flatten)]
+    pub session: SessionInfo,
 }
 
 impl SessionEntry {
-    fn new(host: &Host, info: SessionInfo) -> Self {
+    fn new(host: &Host, session: SessionInfo) -> Self {
         SessionEntry {
             host: host.name().to_owned(),
-            id: host.qualify(info.id),
-            name: info.name,
-            windows: info.windows,
-            attached: info.attached,
-            created: info.created,
+            id: host.qualify(session.id),
+            session,
         }
     }
 }
@@ -107,9 +100,10 @@ impl Tool for ListSessions {
         let mut text = sessions
             .iter()
             .map(|s| {
+                let session = &s.session;
                 format!(
                     "{} {} ({} windows, {} attached)",
-                    s.id, s.name, s.windows, s.attached
+                    s.id, session.name, session.windows, session.attached
                 )
             })
             .collect::<Vec<_>>();
@@ -149,6 +143,7 @@ pub struct PaneList {
     pub unreachable: Vec<UnreachableHost>,
 }
 
+// The engine's row, after its host and its ids as calls write them.
 /// One pane.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PaneEntry {
@@ -158,64 +153,24 @@ pub struct PaneEntry {
     pub id: String,
     /// Session id.
     pub session: String,
-    /// Session name.
-    pub session_name: String,
     /// Window id, e.g. "@1".
     pub window: String,
-    /// Window index in the session.
-    pub window_index: u32,
-    /// Window name.
-    pub window_name: String,
-    /// Pane index in the window.
-    pub index: u32,
-    /// Pane title.
-    pub title: String,
-    /// Program in the foreground of the pane, e.g. "bash" or "vim".
-    pub current_command: String,
-    /// Current working directory.
-    pub cwd: String,
-    /// Pid of the pane's first process.
-    pub pid: Option<u32>,
-    /// Width in cells.
-    pub width: u16,
-    /// Height in cells.
-    pub height: u16,
     /// Active pane of the active window.
     pub active: bool,
-    /// The pane's program exited.
-    pub dead: bool,
-    /// In copy mode or another tmux mode.
-    pub in_mode: bool,
-    /// A full-screen program (vim, less, htop) is on the alternate screen.
-    pub alternate_screen: bool,
-    /// Set while a person holds the pane (termpilot attach): who and since when. Input
-    /// to the pane is refused until they hand it back.
-    pub held_by: Option<String>,
+    /// The rest of the engine's row, its fields described there.
+    #[serde(flatten)]
+    pub pane: PaneInfo,
 }
 
 impl PaneEntry {
-    fn new(host: &Host, info: PaneInfo) -> Self {
-        let active = info.active();
+    fn new(host: &Host, pane: PaneInfo) -> Self {
         PaneEntry {
             host: host.name().to_owned(),
-            id: host.qualify(info.id),
-            session: host.qualify(info.session),
-            session_name: info.session_name,
-            window: host.qualify(info.window),
-            window_index: info.window_index,
-            window_name: info.window_name,
-            index: info.index,
-            title: info.title,
-            current_command: info.current_command,
-            cwd: info.cwd,
-            pid: info.pid,
-            width: info.width,
-            height: info.height,
-            active,
-            dead: info.dead,
-            in_mode: info.in_mode,
-            alternate_screen: info.alternate_screen,
-            held_by: info.held_by,
+            id: host.qualify(pane.id),
+            session: host.qualify(pane.session),
+            window: host.qualify(pane.window),
+            active: pane.active(),
+            pane,
         }
     }
 }
@@ -281,10 +236,11 @@ impl Tool for ListPanes {
         }
         let mut text: Vec<String> = panes
             .iter()
-            .map(|p| {
+            .map(|entry| {
+                let p = &entry.pane;
                 format!(
                     "{} {}:{}.{} {}x{} {} {}{}{}",
-                    p.id,
+                    entry.id,
                     p.session_name,
                     p.window_index,
                     p.index,
@@ -292,7 +248,7 @@ impl Tool for ListPanes {
                     p.height,
                     p.current_command,
                     p.cwd,
-                    if p.active { " (active)" } else { "" },
+                    if entry.active { " (active)" } else { "" },
                     if p.dead { " (dead)" } else { "" },
                 )
             })

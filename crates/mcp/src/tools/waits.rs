@@ -1,13 +1,12 @@
-//! Waiting for panes and channels: `wait_for_text`, `wait_for_idle`,
-//! `wait_for_channel` and `signal_channel`.
+//! Waiting for panes: `wait_for_text` and `wait_for_idle` (channels are
+//! in `channels`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_tmux::{
-    ChannelOutcome, Cursor, Needle, Outcome as WaitOutcome, PlannedStep, StepWork, TextWait,
-    WaitReport, WorkKind,
+    Cursor, Needle, Outcome as WaitOutcome, PlannedStep, StepWork, TextWait, WaitReport, WorkKind,
 };
 
 use super::batch_step::{
@@ -15,6 +14,7 @@ use super::batch_step::{
 };
 use super::params::pane_params;
 use crate::address::{Host, pane};
+use crate::awaiting::InputFields;
 use crate::catalog::{Effect, Outcome, Tool};
 use crate::error::ToolResult;
 use crate::server::{CallContext, Done, Reply, TermpilotServer};
@@ -76,12 +76,8 @@ pane_params! {
         /// Also match the screen as it is when the wait starts.
         #[serde(default)]
         pub include_screen: bool,
-        /// Default 30.
-        #[schemars(range(min = 0.001, max = 86400.0))]
-        pub timeout_s: Option<f64>,
-        /// Quiet ms before awaiting_input (default 300).
-        #[schemars(range(min = 0, max = 600000))]
-        pub input_settle_ms: Option<u64>,
+        ..timeout_s,
+        ..input_settle_ms,
         /// Budget of the returned tail (default 300).
         #[schemars(range(min = 50, max = 100000))]
         pub max_tokens: Option<u32>,
@@ -123,20 +119,9 @@ pub struct WaitEntry {
     /// The pane is in copy mode: the program keeps running and printing, but the screen
     /// shown is frozen.
     pub in_mode: bool,
-    /// For "awaiting_input": the prompt's line as the screen shows it (e.g. "Password: ").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    /// For "awaiting_input": the terminal does not echo (a password prompt); answer with
-    /// type_secret, or ask your person.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret: Option<bool>,
-    /// For "awaiting_input": the terminal reads a whole line (Enter sends it); false for
-    /// programs that read single keys (REPLs with line editing, pagers, editors).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line_mode: Option<bool>,
-    /// For "awaiting_input": the name of the program that reads.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub program: Option<String>,
+    /// What waits for input, for "awaiting_input" (described there).
+    #[serde(flatten)]
+    pub input: InputFields,
 }
 
 impl Tool for WaitForText {
@@ -288,12 +273,8 @@ pane_params! {
         /// Milliseconds of silence (default 500).
         #[schemars(range(min = 10, max = 600000))]
         pub quiet_ms: Option<u64>,
-        /// Default 30.
-        #[schemars(range(min = 0.001, max = 86400.0))]
-        pub timeout_s: Option<f64>,
-        /// Quiet ms before awaiting_input (default 300).
-        #[schemars(range(min = 0, max = 600000))]
-        pub input_settle_ms: Option<u64>,
+        ..timeout_s,
+        ..input_settle_ms,
     }
 }
 
@@ -389,7 +370,6 @@ pub(crate) fn wait_done(
     let budget = server.budget(max_tokens, Some(TAIL_TOKENS));
     let tail = server.fit_text(&report.tail.join("\n"), &budget)?;
     let found = report.found.as_ref();
-    let input = crate::awaiting::InputFields::new(report.input.as_ref());
     let entry = WaitEntry {
         pane: host.qualify(pane),
         outcome: outcome_name(report.outcome).to_owned(),
@@ -403,10 +383,7 @@ pub(crate) fn wait_done(
         tail: tail.text,
         alternate_screen: report.alternate_screen,
         in_mode: report.in_mode,
-        prompt: input.prompt,
-        secret: input.secret,
-        line_mode: input.line_mode,
-        program: input.program,
+        input: InputFields::new(report.input.as_ref()),
     };
     let mut text = format!("{} in {:.1} s", entry.outcome, entry.elapsed_s);
     if let Some(input) = &report.input {
@@ -435,137 +412,4 @@ pub(crate) fn wait_done(
         text.push_str(&entry.tail);
     }
     Ok(Reply { entry, text })
-}
-
-/// `wait_for_channel`.
-pub(crate) struct WaitForChannel;
-
-/// Arguments of `wait_for_channel`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WaitForChannelParams {
-    /// Channel name (tmux wait-for -S NAME).
-    #[schemars(length(min = 1, max = 128))]
-    pub channel: String,
-    /// Host (default local).
-    #[schemars(length(min = 1, max = 64))]
-    pub host: Option<String>,
-    /// Default 30.
-    #[schemars(range(min = 0.001, max = 86400.0))]
-    pub timeout_s: Option<f64>,
-}
-
-/// Result of `wait_for_channel` and `signal_channel`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ChannelEntry {
-    /// The channel.
-    pub channel: String,
-    /// "signalled", "timeout", "server_exited", "host_lost" (the connection to the host
-    /// dropped), or "sent" (signal_channel).
-    pub outcome: String,
-    /// Seconds the call took.
-    pub elapsed_s: f64,
-}
-
-impl Tool for WaitForChannel {
-    const NAME: &'static str = "wait_for_channel";
-    const TITLE: &'static str = "Wait for a tmux channel";
-    const DESCRIPTION: &'static str = "Wait until a tmux wait-for channel is signalled, e.g. by \
-        `make; tmux wait-for -S built` typed in a pane. Tells a signal from the tmux server \
-        exiting.";
-    const TOOLSET: Toolset = Toolset::ReadOnly;
-    const EFFECT: Effect = Effect::Reads;
-    type Params = WaitForChannelParams;
-    type Output = ChannelEntry;
-
-    async fn call(
-        server: &TermpilotServer,
-        params: WaitForChannelParams,
-        call: &CallContext,
-    ) -> Outcome {
-        wait_for_channel(server, params, call).await
-    }
-}
-
-pub(crate) async fn wait_for_channel(
-    server: &TermpilotServer,
-    params: WaitForChannelParams,
-    call: &CallContext,
-) -> Result<Done> {
-    let started = Instant::now();
-    let timeout = server.wait_time(params.timeout_s);
-    let what = format!("waiting for channel {}", params.channel);
-    let host = crate::address::host_argument(server, params.host.as_deref())?;
-    let engine = host.engine(server).await?;
-    let outcome = call
-        .run(
-            &what,
-            timeout,
-            engine.wait_for_channel(&params.channel, timeout),
-        )
-        .await??;
-    let outcome = match outcome {
-        ChannelOutcome::Signalled => "signalled",
-        ChannelOutcome::Timeout => "timeout",
-        ChannelOutcome::ServerExited => "server_exited",
-        ChannelOutcome::HostLost => "host_lost",
-    };
-    channel_done(params.channel, outcome, started)
-}
-
-/// `signal_channel`.
-pub(crate) struct SignalChannel;
-
-/// Arguments of `signal_channel`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SignalChannelParams {
-    /// Channel name.
-    #[schemars(length(min = 1, max = 128))]
-    pub channel: String,
-    /// Host (default local).
-    #[schemars(length(min = 1, max = 64))]
-    pub host: Option<String>,
-}
-
-impl Tool for SignalChannel {
-    const NAME: &'static str = "signal_channel";
-    const TITLE: &'static str = "Signal a tmux channel";
-    const DESCRIPTION: &'static str = "Signal a tmux wait-for channel, waking its waiters (a \
-        script in a pane, or wait_for_channel); with none, the next waiter wakes at once.";
-    const TOOLSET: Toolset = Toolset::Input;
-    const EFFECT: Effect = Effect::Writes;
-    type Params = SignalChannelParams;
-    type Output = ChannelEntry;
-
-    async fn call(
-        server: &TermpilotServer,
-        params: SignalChannelParams,
-        _: &CallContext,
-    ) -> Outcome {
-        signal_channel(server, params).await
-    }
-}
-
-pub(crate) async fn signal_channel(
-    server: &TermpilotServer,
-    params: SignalChannelParams,
-) -> Result<Done> {
-    let started = Instant::now();
-    let host = crate::address::host_argument(server, params.host.as_deref())?;
-    host.engine(server)
-        .await?
-        .signal_channel(&params.channel)
-        .await?;
-    channel_done(params.channel, "sent", started)
-}
-
-fn channel_done(channel: String, outcome: &str, started: Instant) -> Result<Done> {
-    let entry = ChannelEntry {
-        channel,
-        outcome: outcome.to_owned(),
-        elapsed_s: started.elapsed().as_secs_f64(),
-    };
-    let text = format!("channel {}: {}", entry.channel, entry.outcome);
-    Done::new(&entry, text)
 }

@@ -8,16 +8,18 @@ use crate::engine::{Engine, call, ok_reply};
 use crate::error::Result;
 use crate::format::tmux_format;
 
-/// A tmux session.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A tmux session. MCP's session rows hold it as it serialises, after
+/// their host and the id written with it, so its docs are their schema's.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct SessionInfo {
     /// Session id (`$0`).
+    #[serde(skip)]
     pub id: SessionId,
     /// Session name.
     pub name: String,
     /// Number of windows.
     pub windows: u32,
-    /// Clients attached, not counting termpilot's own control clients.
+    /// Terminals attached by people (termpilot's own connections not counted).
     pub attached: u32,
     /// Creation time, seconds since the Unix epoch.
     pub created: u64,
@@ -26,44 +28,54 @@ pub struct SessionInfo {
 tmux_format! {
     /// A tmux pane, as seen in one session (a window linked into several
     /// sessions lists its panes once per session): a line of `list-panes`.
+    /// MCP's pane rows hold it as it serialises, after their host, the ids
+    /// written with it and whether it is active, so its docs are their
+    /// schema's (and its order theirs).
+    #[derive(serde::Serialize, schemars::JsonSchema)]
     pub struct PaneInfo {
         /// Pane id (`%3`).
+        #[serde(skip)]
         id: PaneId = "pane_id",
         /// Session id.
+        #[serde(skip)]
         session: SessionId = "session_id",
+        /// Session name.
+        session_name: String = "session_name",
         /// Window id.
+        #[serde(skip)]
         window: WindowId = "window_id",
         /// Window index in the session.
         window_index: u32 = "window_index",
+        /// Window name.
+        window_name: String = "window_name",
         /// Pane index in the window.
         index: u32 = "pane_index",
+        /// Pane title.
+        title: String = "pane_title",
+        /// Program in the foreground of the pane, e.g. "bash" or "vim".
+        current_command: String = "pane_current_command",
+        /// Current working directory.
+        cwd: String = "pane_current_path",
+        /// Pid of the pane's first process.
+        pid: Option<u32> = "pane_pid",
         /// Width in cells.
         width: u16 = "pane_width",
         /// Height in cells.
         height: u16 = "pane_height",
         /// Whether this is the active pane of its window.
+        #[serde(skip)]
         pane_active: bool = "pane_active",
         /// Whether its window is the active window of the session.
+        #[serde(skip)]
         window_active: bool = "window_active",
-        /// Whether the pane's program exited (pane kept by remain-on-exit).
+        /// The pane's program exited.
         dead: bool = "pane_dead",
-        /// Whether the pane is in a mode (copy mode, ...).
+        /// In copy mode or another tmux mode.
         in_mode: bool = "pane_in_mode",
-        /// Whether a full-screen program has switched to the alternate screen.
+        /// A full-screen program (vim, less, htop) is on the alternate screen.
         alternate_screen: bool = "alternate_on",
-        /// Pid of the pane's first process.
-        pid: Option<u32> = "pane_pid",
-        /// Session name.
-        session_name: String = "session_name",
-        /// Window name.
-        window_name: String = "window_name",
-        /// The command running in the foreground of the pane.
-        current_command: String = "pane_current_command",
-        /// Pane title (programs set it with an escape sequence).
-        title: String = "pane_title",
-        /// The pane's current working directory.
-        cwd: String = "pane_current_path",
-        /// Who holds the pane, when a person took it over with `termpilot attach`.
+        /// Set while a person holds the pane (termpilot attach): who and since when. Input
+        /// to the pane is refused until they hand it back.
         held_by: Option<String> = "@termpilot_held",
     }
 }
@@ -178,8 +190,8 @@ mod tests {
     fn a_pane_line_reads_the_held_option_by_name() {
         assert_eq!(PaneInfo::FIELDS.last(), Some(&crate::person::HELD_OPTION));
         let fields = [
-            "%3", "$1", "@2", "0", "1", "80", "24", "1", "1", "0", "0", "0", "", "main", "w",
-            "bash", "t", "/tmp", "",
+            "%3", "$1", "main", "@2", "0", "w", "1", "t", "bash", "/tmp", "", "80", "24", "1", "1",
+            "0", "0", "0", "",
         ];
         assert_eq!(fields.len(), PaneInfo::FIELDS.len());
         let info = PaneInfo::parse("list-panes", &fields.join("\x1f")).unwrap();
