@@ -189,9 +189,12 @@ impl Engine {
         // A task of its own: the line is sent even when the wait ends first.
         let replies = tokio::spawn(async move {
             let replies = client.send_group(group).await;
-            if let Some(then) = then {
-                let _ = sent_then.send(client.send_group(then).await);
-            }
+            let then = match then {
+                Some(then) => Some(client.send_group(then).await),
+                None => None,
+            };
+            // Handed back before the replies come: they may come late.
+            let _ = sent_then.send(then);
             replies.answers().await
         });
         let typed = match tokio::time::timeout(GUARDED_REPLY_WAIT, replies).await {
@@ -205,7 +208,7 @@ impl Engine {
             // now, unless a person took or gave it back this very moment.
             Err(_) => self.refuse_held(&[pane]).await.map(|()| before),
         };
-        Ok((typed?, then_replies.await.ok()))
+        Ok((typed?, then_replies.await.ok().flatten()))
     }
 
     /// The cursor of guarded input from its replies, or why it was not
