@@ -91,6 +91,45 @@ async fn run_command_in_fish() {
     }
 }
 
+/// tmux names a pane's program by its first argument, which a shell can
+/// choose: the wrapper typed must be the one for the shell that runs.
+#[tokio::test]
+async fn a_shell_that_calls_itself_another_gets_its_own_wrapper() {
+    if !shell_installed("fish") {
+        return;
+    }
+    let tmux = TestTmux::new();
+    let engine = connect(&tmux).await;
+    let fish = support::shell_command("fish").replacen("exec fish", "exec -a sh fish", 1);
+    let created = engine
+        .create_session(&NewSession {
+            command: Some(format!(
+                "exec bash --norc --noprofile -c {}",
+                shell_words(&fish)
+            )),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    support::wait_for_journal(&engine, created.pane, 0, "-ready").await;
+    let named = support::foreground(|args| tmux.tmux(args), created.pane);
+    assert_eq!(named, "sh", "tmux names the shell by its first argument");
+    let report = engine
+        .run_command(created.pane, "echo (math 6 \\* 7)", LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.exit_code(), report.output.as_str()),
+        (Some(0), "42"),
+        "{report:?}"
+    );
+}
+
+/// `text` as one single-quoted shell word.
+fn shell_words(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 #[tokio::test]
 async fn a_signalled_channel_is_told_apart_from_a_dead_server() {
     let tmux = TestTmux::new();

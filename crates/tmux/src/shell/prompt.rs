@@ -130,7 +130,16 @@ impl Engine {
                  shell at its prompt; use send_keys and wait_for_text to talk to it"
             )));
         }
-        Ok(match Shell::from_command(program) {
+        // Which shell it is comes from the same reading that found it at its
+        // prompt: tmux names a process by its first argument, read a moment
+        // earlier (`sh` for a `sh -c 'fish'` that has just become fish, or
+        // for a shell started as `exec -a sh fish`).
+        let comm = leader.and_then(|pid| fs.text(pid, "comm"));
+        let shell = match comm.as_deref().map(str::trim) {
+            Some(name) if !name.is_empty() => Shell::from_command(name),
+            _ => Shell::from_command(program),
+        };
+        Ok(match shell {
             Some(shell) => Prompt::Ready(shell, leader.zip(procs)),
             None => Prompt::Busy(format!(
                 "'{program}' is running in the foreground, not a shell at its prompt (a running \
