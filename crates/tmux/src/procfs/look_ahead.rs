@@ -27,12 +27,15 @@ const LOOK_AHEAD_LIMIT: Duration = Duration::from_secs(4);
 /// Right after the keys, on the client that carries the pane's output, a
 /// `run-shell` job waits on the host (at most [`LOOK_AHEAD_WAIT`]) until
 /// the shell has read something and sleeps again in charge of the
-/// terminal, or has slept so all along; then a second job dumps the pane's
-/// processes. tmux writes a job's reply when the job ends, after all output
-/// it read before, so the journal's end when the first job's reply arrives
-/// is reached before the dump began: an end marker before it was printed
-/// before the dump was taken, and the dump is as good as a look taken after
-/// that marker was seen ([`LookAhead::after`]). The first job only guesses
+/// terminal, or has slept so all along; then a `display-message` runs, and a
+/// second job dumps the pane's processes. tmux runs the `display-message`
+/// only once the first job has ended, and writes its reply at once, after
+/// all output it read before; the dump starts after it. So the journal's
+/// end when that reply arrives was reached before the dump began: an end
+/// marker before it was printed before the dump was taken, and the dump is
+/// as good as a look taken after that marker was seen
+/// ([`LookAhead::after`]). (The first job's own reply cannot date anything:
+/// tmux 3.3a writes it when the job starts.) The first job only guesses
 /// when to end; the order of the replies, not the guess, decides what the
 /// dump may tell.
 #[derive(Debug)]
