@@ -92,6 +92,20 @@ impl Dumps {
         }
     }
 
+    /// The commands that run `script` on the server's host with
+    /// `run-shell` and read its output back (`show-buffer`) from a paste
+    /// buffer of its own, which the last deletes.
+    fn read_back(&self, script: &str) -> [(Command, Option<PaneId>); 3] {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let buffer = format!("termpilot-dump-{n}");
+        let job = run_shell_job(script, &buffer);
+        [
+            (Command::new("run-shell").arg(job), None),
+            (Command::new("show-buffer").opt("-b", &buffer), None),
+            (Command::new("delete-buffer").opt("-b", &buffer), None),
+        ]
+    }
+
     /// The first process and terminal of `pane` as its last dump named
     /// them: a pane keeps both for its life, so the next dump can be asked
     /// for before the pane's facts are back.
@@ -182,14 +196,7 @@ impl Engine {
     /// executable, on its own socket), reads the buffer back and deletes
     /// it: one command line, one round trip.
     async fn dump_through_server(&self, script: &str) -> crate::Result<String> {
-        let n = self.shared.dumps.next.fetch_add(1, Ordering::Relaxed);
-        let buffer = format!("termpilot-dump-{n}");
-        let job = run_shell_job(script, &buffer);
-        let group = crate::engine::group([
-            (Command::new("run-shell").arg(job), None),
-            (Command::new("show-buffer").opt("-b", &buffer), None),
-            (Command::new("delete-buffer").opt("-b", &buffer), None),
-        ])?;
+        let group = crate::engine::group(self.shared.dumps.read_back(script))?;
         let client = self.primary().await?;
         let answers = client.call_group(group).await?;
         // A failed command ends the line: its `%error` is the last reply.

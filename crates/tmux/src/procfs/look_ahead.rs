@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use termpilot_control::{Command, PaneId};
 
-use super::{Procfs, Snapshot, dump_script, run_shell_job};
+use super::{Procfs, Snapshot, dump_script};
 use crate::client::{Answer, GroupReplies};
 use crate::connection::Group;
 use crate::engine::Engine;
@@ -94,15 +94,11 @@ impl Engine {
         shell: u32,
         pid: u32,
         tty: &str,
-    ) -> Option<(Group, String)> {
+    ) -> Option<Group> {
         let dumps = &self.shared.dumps;
         if self.panes_are_local() || dumps.through_transport.load(Ordering::Relaxed) {
             return None;
         }
-        let buffer = format!(
-            "termpilot-dump-{}",
-            dumps.next.fetch_add(1, Ordering::Relaxed)
-        );
         let wait = format!(
             "{{\n{}}} >/dev/null 2>&1; true",
             settle_script(shell).replace('#', "##")
@@ -110,19 +106,15 @@ impl Engine {
         // tmux writes a `run-shell`'s reply when it starts the job (3.3a)
         // or when the job ends: the reply that marks the journal's end is
         // that of a command that runs once the first job has ended.
-        let dump = run_shell_job(&dump_script(pid, tty), &buffer);
-        let group = crate::engine::group([
+        let settle = [
             (Command::new("run-shell").arg(wait), None),
             (
                 Command::new("display-message").flag("-p").arg(""),
                 Some(pane),
             ),
-            (Command::new("run-shell").arg(dump), None),
-            (Command::new("show-buffer").opt("-b", &buffer), None),
-            (Command::new("delete-buffer").opt("-b", &buffer), None),
-        ])
-        .ok()?;
-        Some((group, tty.to_owned()))
+        ];
+        let dump = dumps.read_back(&dump_script(pid, tty));
+        crate::engine::group(settle.into_iter().chain(dump)).ok()
     }
 
     /// Waits, in a task of its own, for the replies of a

@@ -323,15 +323,14 @@ impl Engine {
             keys: Vec::new(),
             enter: true,
         };
-        let ahead = (procs.as_ref().zip(shell_pid))
+        let ahead_line = (procs.as_ref().zip(shell_pid))
             .and_then(|(procs, shell)| self.look_ahead_line(pane, shell, procs.pid, &procs.tty));
-        let (ahead_line, tty) = ahead.unzip();
         let started = Instant::now();
         let outages = self.shared.outages();
         let (cursor, ahead) = self.send_input_then(pane, &input, ahead_line).await?;
         let cursor = cursor.offset;
-        let look_ahead =
-            (ahead.zip(tty)).map(|(replies, tty)| Arc::new(self.look_ahead(replies, tty)));
+        let look_ahead = (ahead.zip(procs.as_ref()))
+            .map(|(replies, procs)| Arc::new(self.look_ahead(replies, procs.tty.clone())));
         let journal_max = self.shared.config.journal_bytes;
         let running = Running {
             pane,

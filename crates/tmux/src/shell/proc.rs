@@ -60,8 +60,13 @@ pub(super) fn idle_in_foreground(fs: &dyn Procfs, shell: u32) -> bool {
 /// [`idle_in_foreground`]. No program it runs can make this true while it
 /// runs, whatever it prints.
 pub(super) fn in_charge(fs: &dyn Procfs, shell: u32) -> bool {
-    name(fs, shell).is_some_and(|name| Shell::from_command(&name).is_some())
-        && idle_in_foreground(fs, shell)
+    shell_kind(fs, shell).is_some() && idle_in_foreground(fs, shell)
+}
+
+/// Which shell `pid` is, by its name in `/proc`; `None` for another
+/// program, or when `/proc` does not tell.
+pub(super) fn shell_kind(fs: &dyn Procfs, pid: u32) -> Option<Shell> {
+    name(fs, pid).and_then(|name| Shell::from_command(&name))
 }
 
 /// The name of `pid` when it is not a shell; `None` for a shell, or when

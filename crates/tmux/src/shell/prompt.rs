@@ -134,12 +134,9 @@ impl Engine {
         // prompt: tmux names a process by its first argument, read a moment
         // earlier (`sh` for a `sh -c 'fish'` that has just become fish, or
         // for a shell started as `exec -a sh fish`).
-        let comm = leader.and_then(|pid| fs.text(pid, "comm"));
-        let shell = match comm.as_deref().map(str::trim) {
-            Some(name) if !name.is_empty() => Shell::from_command(name),
-            _ => Shell::from_command(program),
-        };
-        Ok(match shell {
+        // A leader `/proc` names is a shell here (`not_a_shell` above).
+        let shell = leader.and_then(|pid| proc::shell_kind(fs, pid));
+        Ok(match shell.or_else(|| Shell::from_command(program)) {
             Some(shell) => Prompt::Ready(shell, leader.zip(procs)),
             None => Prompt::Busy(format!(
                 "'{program}' is running in the foreground, not a shell at its prompt (a running \
